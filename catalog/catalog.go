@@ -1,0 +1,466 @@
+// Package catalog owns ReorgDB's schema: databases, tables, columns and
+// indexes with stable IDs, versioned as a whole and persisted in kv.
+//
+// The in-memory view is an immutable *Schema published through an atomic
+// pointer: readers (every SQL statement) take a snapshot without locks, and a
+// transaction keeps the snapshot it started with, which is what the online
+// schema-change protocol needs (a transaction sees one schema version for its
+// whole life). Every change writes the changed objects and a new schema
+// version in one kv transaction, then publishes the new snapshot.
+package catalog
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// IndexState is where an index is in the online schema-change protocol.
+// DML consults it: delete-only indexes take deletes only, write-only and
+// later take every write, and only public indexes serve queries.
+type IndexState uint8
+
+const (
+	StateAbsent IndexState = iota
+	StateDeleteOnly
+	StateWriteOnly
+	StateWriteReorg
+	StatePublic
+)
+
+func (s IndexState) String() string {
+	switch s {
+	case StateAbsent:
+		return "none"
+	case StateDeleteOnly:
+		return "delete only"
+	case StateWriteOnly:
+		return "write only"
+	case StateWriteReorg:
+		return "write reorganization"
+	case StatePublic:
+		return "public"
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// Column is a table column. Type and Default hold SQL text so that this
+// layer stays independent of the SQL engine that interprets them.
+type Column struct {
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	Type          string `json:"type"`
+	Nullable      bool   `json:"nullable"`
+	Default       string `json:"default,omitempty"`
+	HasDefault    bool   `json:"has_default,omitempty"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"`
+	Comment       string `json:"comment,omitempty"`
+}
+
+// IndexColumn names a column of an index; Length > 0 is a prefix length.
+type IndexColumn struct {
+	ColumnID int64 `json:"column_id"`
+	Length   int64 `json:"length,omitempty"`
+}
+
+// Index is a secondary index, or the primary key when the primary key is
+// not the clustered integer handle.
+type Index struct {
+	ID      int64         `json:"id"`
+	Name    string        `json:"name"`
+	Columns []IndexColumn `json:"columns"`
+	Unique  bool          `json:"unique,omitempty"`
+	Primary bool          `json:"primary,omitempty"`
+	State   IndexState    `json:"state"`
+	Comment string        `json:"comment,omitempty"`
+}
+
+// Table is a table's definition. HandleColumn is the ID of the integer
+// primary-key column used as the row handle, or 0 when rows get a hidden
+// auto-allocated handle.
+type Table struct {
+	ID           int64    `json:"id"`
+	DBID         int64    `json:"db_id"`
+	Name         string   `json:"name"`
+	Columns      []Column `json:"columns"`
+	PKColumns    []int64  `json:"pk_columns,omitempty"`
+	HandleColumn int64    `json:"handle_column,omitempty"`
+	Indexes      []*Index `json:"indexes,omitempty"`
+	Collation    string   `json:"collation,omitempty"`
+	Comment      string   `json:"comment,omitempty"`
+	NextColumnID int64    `json:"next_column_id"`
+	NextIndexID  int64    `json:"next_index_id"`
+}
+
+// Database is a schema namespace.
+type Database struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Collation string `json:"collation,omitempty"`
+}
+
+// ColumnByName finds a column case-insensitively.
+func (t *Table) ColumnByName(name string) (*Column, int) {
+	for i := range t.Columns {
+		if strings.EqualFold(t.Columns[i].Name, name) {
+			return &t.Columns[i], i
+		}
+	}
+	return nil, -1
+}
+
+// ColumnByID finds a column by ID.
+func (t *Table) ColumnByID(id int64) (*Column, int) {
+	for i := range t.Columns {
+		if t.Columns[i].ID == id {
+			return &t.Columns[i], i
+		}
+	}
+	return nil, -1
+}
+
+// IndexByName finds an index case-insensitively, in any state.
+func (t *Table) IndexByName(name string) *Index {
+	for _, ix := range t.Indexes {
+		if strings.EqualFold(ix.Name, name) {
+			return ix
+		}
+	}
+	return nil
+}
+
+// Clone returns a deep copy that can be modified freely.
+func (t *Table) Clone() *Table {
+	c := *t
+	c.Columns = append([]Column(nil), t.Columns...)
+	c.PKColumns = append([]int64(nil), t.PKColumns...)
+	c.Indexes = make([]*Index, len(t.Indexes))
+	for i, ix := range t.Indexes {
+		cp := *ix
+		cp.Columns = append([]IndexColumn(nil), ix.Columns...)
+		c.Indexes[i] = &cp
+	}
+	return &c
+}
+
+// Schema is one immutable version of the whole catalog.
+type Schema struct {
+	Version int64
+	dbs     map[string]*Database // by lower-case name
+	tables  map[int64]*Table
+	byName  map[int64]map[string]*Table // db ID -> lower-case name -> table
+}
+
+func newSchema() *Schema {
+	return &Schema{dbs: map[string]*Database{}, tables: map[int64]*Table{}, byName: map[int64]map[string]*Table{}}
+}
+
+// Database returns a database by name (case-insensitive).
+func (s *Schema) Database(name string) (*Database, bool) {
+	db, ok := s.dbs[strings.ToLower(name)]
+	return db, ok
+}
+
+// Databases returns all databases sorted by name.
+func (s *Schema) Databases() []*Database {
+	out := make([]*Database, 0, len(s.dbs))
+	for _, db := range s.dbs {
+		out = append(out, db)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Table returns a table of a database by name (case-insensitive).
+func (s *Schema) Table(dbID int64, name string) (*Table, bool) {
+	t, ok := s.byName[dbID][strings.ToLower(name)]
+	return t, ok
+}
+
+// TableByID returns a table by ID.
+func (s *Schema) TableByID(id int64) (*Table, bool) {
+	t, ok := s.tables[id]
+	return t, ok
+}
+
+// Tables returns the tables of a database sorted by name.
+func (s *Schema) Tables(dbID int64) []*Table {
+	out := make([]*Table, 0, len(s.byName[dbID]))
+	for _, t := range s.byName[dbID] {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (s *Schema) clone() *Schema {
+	c := newSchema()
+	c.Version = s.Version
+	for k, v := range s.dbs {
+		c.dbs[k] = v
+	}
+	for k, v := range s.tables {
+		c.tables[k] = v
+	}
+	for dbID, m := range s.byName {
+		cm := make(map[string]*Table, len(m))
+		for k, v := range m {
+			cm[k] = v
+		}
+		c.byName[dbID] = cm
+	}
+	return c
+}
+
+func (s *Schema) putTable(t *Table) {
+	if old, ok := s.tables[t.ID]; ok {
+		delete(s.byName[old.DBID], strings.ToLower(old.Name))
+	}
+	s.tables[t.ID] = t
+	m := s.byName[t.DBID]
+	if m == nil {
+		m = map[string]*Table{}
+		s.byName[t.DBID] = m
+	}
+	m[strings.ToLower(t.Name)] = t
+}
+
+func (s *Schema) removeTable(id int64) {
+	if old, ok := s.tables[id]; ok {
+		delete(s.byName[old.DBID], strings.ToLower(old.Name))
+		delete(s.tables, id)
+	}
+}
+
+// Errors returned by catalog changes; the SQL layer maps them to MySQL codes.
+var (
+	ErrDatabaseExists   = errors.New("database exists")
+	ErrDatabaseNotFound = errors.New("database not found")
+	ErrTableExists      = errors.New("table exists")
+	ErrTableNotFound    = errors.New("table not found")
+)
+
+// Metadata key space. Catalog keys live under "m" and data under "t" (see
+// package codec), so the two never interleave.
+var (
+	keyVersion  = []byte("m/version")
+	keyNextID   = []byte("m/next_id")
+	prefixDB    = []byte("m/db/")
+	prefixTable = []byte("m/tbl/")
+	prefixAutoI = []byte("m/autoid/")
+)
+
+func idKey(prefix []byte, id int64) []byte {
+	k := append([]byte(nil), prefix...)
+	return binary.BigEndian.AppendUint64(k, uint64(id))
+}
+
+// Catalog is the persistent, versioned schema.
+type Catalog struct {
+	store  *kv.Store
+	mu     sync.Mutex // serializes changes
+	cur    atomic.Pointer[Schema]
+	autoMu sync.Mutex
+	autoID map[autoKey]*allocator
+
+	// OnChange, when set, is called after each new schema version is published.
+	OnChange func(*Schema)
+}
+
+// Open loads the catalog from kv.
+func Open(store *kv.Store) (*Catalog, error) {
+	c := &Catalog{store: store, autoID: map[autoKey]*allocator{}}
+	txn := store.Begin()
+	defer txn.Rollback()
+	s := newSchema()
+	if v, ok, err := txn.Get(keyVersion); err != nil {
+		return nil, err
+	} else if ok {
+		s.Version = int64(binary.BigEndian.Uint64(v))
+	}
+	if err := scanJSON(txn, prefixDB, func(b []byte) error {
+		var db Database
+		if err := json.Unmarshal(b, &db); err != nil {
+			return err
+		}
+		s.dbs[strings.ToLower(db.Name)] = &db
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("catalog: load databases: %w", err)
+	}
+	if err := scanJSON(txn, prefixTable, func(b []byte) error {
+		var t Table
+		if err := json.Unmarshal(b, &t); err != nil {
+			return err
+		}
+		s.putTable(&t)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("catalog: load tables: %w", err)
+	}
+	c.cur.Store(s)
+	return c, nil
+}
+
+func scanJSON(txn *kv.Txn, prefix []byte, fn func([]byte) error) error {
+	upper := append(append([]byte(nil), prefix[:len(prefix)-1]...), prefix[len(prefix)-1]+1)
+	it := txn.NewIter(prefix, upper, false)
+	defer it.Close()
+	for ; it.Valid(); it.Next() {
+		if err := fn(it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// Current returns the newest schema version.
+func (c *Catalog) Current() *Schema { return c.cur.Load() }
+
+// Change is a set of modifications applied atomically as one schema version.
+type Change struct {
+	s       *Schema
+	nextID  int64
+	dirtyDB map[string]*Database
+	dropDB  []int64
+	dirty   map[int64]*Table
+	dropped []int64
+}
+
+// Schema is the schema being built; read it to validate the change.
+func (ch *Change) Schema() *Schema { return ch.s }
+
+// NewID allocates a globally unique object ID.
+func (ch *Change) NewID() int64 {
+	ch.nextID++
+	return ch.nextID
+}
+
+// CreateDatabase adds a database.
+func (ch *Change) CreateDatabase(name, collation string) (*Database, error) {
+	if _, ok := ch.s.Database(name); ok {
+		return nil, ErrDatabaseExists
+	}
+	db := &Database{ID: ch.NewID(), Name: name, Collation: collation}
+	ch.s.dbs[strings.ToLower(name)] = db
+	ch.dirtyDB[strings.ToLower(name)] = db
+	return db, nil
+}
+
+// DropDatabase removes a database and its tables; it returns the dropped tables.
+func (ch *Change) DropDatabase(name string) ([]*Table, error) {
+	db, ok := ch.s.Database(name)
+	if !ok {
+		return nil, ErrDatabaseNotFound
+	}
+	tables := ch.s.Tables(db.ID)
+	for _, t := range tables {
+		ch.DropTable(t.ID)
+	}
+	delete(ch.s.dbs, strings.ToLower(name))
+	delete(ch.dirtyDB, strings.ToLower(name))
+	ch.dropDB = append(ch.dropDB, db.ID)
+	return tables, nil
+}
+
+// PutTable adds or replaces a table definition.
+func (ch *Change) PutTable(t *Table) {
+	ch.s.putTable(t)
+	ch.dirty[t.ID] = t
+}
+
+// DropTable removes a table definition.
+func (ch *Change) DropTable(id int64) {
+	ch.s.removeTable(id)
+	delete(ch.dirty, id)
+	ch.dropped = append(ch.dropped, id)
+}
+
+// Update runs fn against a copy of the newest schema and, if fn succeeds,
+// persists and publishes the result as the next schema version. Extra kv
+// writes that must commit atomically with the change go through txn.
+func (c *Catalog) Update(fn func(ch *Change, txn *kv.Txn) error) (*Schema, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		s, err := c.tryUpdate(fn)
+		if errors.Is(err, kv.ErrWriteConflict) && attempt < 10 {
+			continue
+		}
+		return s, err
+	}
+}
+
+func (c *Catalog) tryUpdate(fn func(ch *Change, txn *kv.Txn) error) (*Schema, error) {
+	txn := c.store.Begin()
+	defer txn.Rollback()
+	ch := &Change{s: c.cur.Load().clone(), dirtyDB: map[string]*Database{}, dirty: map[int64]*Table{}}
+	if v, ok, err := txn.Get(keyNextID); err != nil {
+		return nil, err
+	} else if ok {
+		ch.nextID = int64(binary.BigEndian.Uint64(v))
+	}
+	startID := ch.nextID
+	if err := fn(ch, txn); err != nil {
+		return nil, err
+	}
+	ch.s.Version++
+	if ch.nextID != startID {
+		if err := txn.Set(keyNextID, binary.BigEndian.AppendUint64(nil, uint64(ch.nextID))); err != nil {
+			return nil, err
+		}
+	}
+	if err := txn.Set(keyVersion, binary.BigEndian.AppendUint64(nil, uint64(ch.s.Version))); err != nil {
+		return nil, err
+	}
+	for _, db := range ch.dirtyDB {
+		b, _ := json.Marshal(db)
+		if err := txn.Set(idKey(prefixDB, db.ID), b); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range ch.dropDB {
+		if err := txn.Delete(idKey(prefixDB, id)); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range ch.dirty {
+		b, _ := json.Marshal(t)
+		if err := txn.Set(idKey(prefixTable, t.ID), b); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range ch.dropped {
+		if err := txn.Delete(idKey(prefixTable, id)); err != nil {
+			return nil, err
+		}
+		for _, kind := range []AutoIDKind{AutoIncrement, RowHandle} {
+			if err := txn.Delete(autoIDKey(id, kind)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := txn.Commit(); err != nil {
+		return nil, err
+	}
+	c.cur.Store(ch.s)
+	if len(ch.dropped) > 0 {
+		c.autoMu.Lock()
+		for _, id := range ch.dropped {
+			delete(c.autoID, autoKey{id, AutoIncrement})
+			delete(c.autoID, autoKey{id, RowHandle})
+		}
+		c.autoMu.Unlock()
+	}
+	if c.OnChange != nil {
+		c.OnChange(ch.s)
+	}
+	return ch.s, nil
+}

@@ -1,0 +1,75 @@
+// Command reorgdb runs the ReorgDB server and its tools.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reorgdb/reorgdb/server"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "reorgdb",
+		Short:         "ReorgDB: a MySQL-compatible database with fast, safe online schema changes",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(serveCmd())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "reorgdb:", err)
+		os.Exit(1)
+	}
+}
+
+func serveCmd() *cobra.Command {
+	var cfg server.Config
+	var users []string
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the MySQL-protocol server",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Users = map[string]string{}
+			for _, u := range users {
+				name, pass, _ := strings.Cut(u, ":")
+				cfg.Users[name] = pass
+			}
+			s, err := server.Start(cfg)
+			if err != nil {
+				return err
+			}
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+			select {
+			case got := <-sig:
+				cfg.Logger.Info("shutting down", "signal", got.String())
+			case err := <-s.Done():
+				if err != nil {
+					cfg.Logger.Error("listener stopped", "err", err)
+				}
+			}
+			return s.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", "reorgdb-data", "directory of the database files")
+	f.StringVar(&cfg.Host, "host", "127.0.0.1", "address to listen on")
+	f.IntVar(&cfg.Port, "port", 4000, "MySQL protocol port")
+	f.IntVar(&cfg.StatusPort, "status-port", 10080, "HTTP port of /status and /metrics (-1 disables)")
+	f.BoolVar(&cfg.NoSync, "no-sync", false, "do not fsync the WAL on commit (a machine crash may lose recent commits)")
+	f.StringArrayVar(&users, "user", nil, "user as name:password (repeatable); default root with an empty password")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}

@@ -1,0 +1,20 @@
+// Package kv is ReorgDB's transactional storage layer: multi-version
+// snapshot-isolation transactions on top of a single Pebble instance.
+//
+// The package owns:
+//
+//   - the physical key layout of user data (see keys.go) and a small reserved
+//     metadata key space next to it;
+//   - the timestamp oracle, whose timestamps are wall-clock nanoseconds (so a
+//     GC lifetime is a wall-clock duration) and which never goes backwards,
+//     not even across restarts or crashes;
+//   - read timestamps: a transaction reads at the newest timestamp below
+//     which every commit is fully applied, so a snapshot never observes half
+//     of a commit;
+//   - write-write conflict detection (first committer wins) under striped
+//     per-key latches, and atomic, durable commits (one Pebble batch each);
+//   - garbage collection of versions that no reader can observe any more.
+//
+// Everything above this package (catalog, SQL) sees only ordered byte keys and
+// values through Txn and Iterator; it never sees timestamps in keys.
+package kv

@@ -1,0 +1,316 @@
+package kv
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/RaduBerinde/btreemap"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// writeBuffer holds a transaction's uncommitted writes in key order. It is a
+// copy-on-write B-tree so that savepoints and iterators can keep an O(1)
+// snapshot of it.
+type writeBuffer = btreemap.BTreeMap[[]byte, bufVal]
+
+// bufVal is a buffered write; del marks a tombstone.
+type bufVal struct {
+	val []byte
+	del bool
+}
+
+type bufWrite struct {
+	key []byte
+	bufVal
+}
+
+const bufDegree = 16
+
+func newWriteBuffer() *writeBuffer {
+	return btreemap.New[[]byte, bufVal](bufDegree, bytes.Compare)
+}
+
+// Txn is a snapshot-isolation transaction. Reads see the store as of StartTS
+// plus the transaction's own writes; writes are buffered in memory until
+// Commit. A Txn must be used by one goroutine at a time.
+type Txn struct {
+	s       *Store
+	startTS uint64
+	done    bool
+
+	buf *writeBuffer
+	// bufShared is set while a savepoint or iterator may reference buf; the
+	// next write then switches to a clone so that their view stays frozen.
+	bufShared bool
+
+	// pointIter serves Get. Reusing one iterator across the transaction's
+	// point reads avoids per-read iterator setup. Its fixed view of the LSM is
+	// fine: it is created after Begin, so it contains every commit at or
+	// below startTS, and later GC deletions are invisible to it.
+	pointIter *pebble.Iterator
+	lo, hi    []byte
+
+	// iters are the transaction's open iterators, closed when it finishes.
+	iters []*txnIter
+}
+
+// Savepoint is a snapshot of a transaction's write buffer.
+type Savepoint struct {
+	buf *writeBuffer
+}
+
+// StartTS returns the snapshot timestamp the transaction reads at.
+func (t *Txn) StartTS() uint64 { return t.startTS }
+
+// IsReadOnly reports whether the transaction has no buffered writes.
+func (t *Txn) IsReadOnly() bool { return t.buf == nil || t.buf.Len() == 0 }
+
+// Get returns the value of key as seen by the transaction. The returned
+// slice is owned by the caller.
+func (t *Txn) Get(key []byte) (value []byte, found bool, err error) {
+	if t.done {
+		return nil, false, ErrTxnDone
+	}
+	if t.buf != nil {
+		if _, v, ok := t.buf.Get(key); ok {
+			if v.del {
+				return nil, false, nil
+			}
+			return bytes.Clone(v.val), true, nil
+		}
+	}
+	if t.pointIter == nil {
+		if t.pointIter, err = t.s.db.NewIter(nil); err != nil {
+			t.pointIter = nil
+			return nil, false, err
+		}
+	}
+	// The lower bound is the newest version visible at startTS, so the first
+	// key within bounds, if any, is the answer.
+	t.lo = appendVersionKey(t.lo[:0], key, t.startTS)
+	t.hi = appendPrefixEnd(t.hi[:0], t.lo[:len(t.lo)-tsLen])
+	it := t.pointIter
+	it.SetBounds(t.lo, t.hi)
+	if !it.First() {
+		return nil, false, it.Error()
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return nil, false, err
+	}
+	if len(v) == 0 {
+		return nil, false, errMalformedValue
+	}
+	if v[0] == flagDelete {
+		return nil, false, nil
+	}
+	// Non-nil even when empty: found values are never nil.
+	return append(make([]byte, 0, len(v)-1), v[1:]...), true, nil
+}
+
+// Set buffers a write of value to key. Both are copied.
+func (t *Txn) Set(key, value []byte) error {
+	return t.write(key, bufVal{val: append(make([]byte, 0, len(value)), value...)})
+}
+
+// Delete buffers a deletion of key.
+func (t *Txn) Delete(key []byte) error {
+	return t.write(key, bufVal{del: true})
+}
+
+func (t *Txn) write(key []byte, v bufVal) error {
+	if t.done {
+		return ErrTxnDone
+	}
+	switch {
+	case t.buf == nil:
+		t.buf = newWriteBuffer()
+	case t.bufShared:
+		t.buf = t.buf.Clone()
+		t.bufShared = false
+	}
+	t.buf.ReplaceOrInsert(bytes.Clone(key), v)
+	return nil
+}
+
+// Savepoint captures the write buffer. It is O(1): the buffer is shared
+// copy-on-write.
+func (t *Txn) Savepoint() Savepoint {
+	t.bufShared = true
+	return Savepoint{buf: t.buf}
+}
+
+// RollbackTo discards every write made since sp was taken. sp stays valid
+// and can be rolled back to again.
+func (t *Txn) RollbackTo(sp Savepoint) {
+	if t.done {
+		return
+	}
+	t.buf = sp.buf
+	t.bufShared = true
+}
+
+// NewIter returns an iterator over [lower, upper) as seen by the
+// transaction: its snapshot merged with its own writes as of this call.
+// A nil upper means unbounded.
+func (t *Txn) NewIter(lower, upper []byte, reverse bool) Iterator {
+	if t.done {
+		return &errIter{err: ErrTxnDone}
+	}
+	it, err := newTxnIter(t, lower, upper, reverse)
+	if err != nil {
+		return &errIter{err: err}
+	}
+	it.idx = len(t.iters)
+	t.iters = append(t.iters, it)
+	return it
+}
+
+func (t *Txn) forgetIter(it *txnIter) {
+	last := len(t.iters) - 1
+	t.iters[it.idx] = t.iters[last]
+	t.iters[it.idx].idx = it.idx
+	t.iters[last] = nil
+	t.iters = t.iters[:last]
+}
+
+// Rollback discards the transaction. It is idempotent.
+func (t *Txn) Rollback() {
+	if t.done {
+		return
+	}
+	if !t.IsReadOnly() {
+		t.s.metrics.aborts.Inc()
+	}
+	t.finish()
+}
+
+// finish releases everything the transaction holds: its iterators and its
+// registration, which lets GC advance past its snapshot.
+func (t *Txn) finish() {
+	t.done = true
+	for len(t.iters) > 0 {
+		it := t.iters[len(t.iters)-1]
+		it.err = ErrTxnDone
+		if err := it.Close(); err != nil {
+			t.s.log.Error("kv: closing iterator", "err", err)
+		}
+	}
+	if t.pointIter != nil {
+		if err := t.pointIter.Close(); err != nil {
+			t.s.log.Error("kv: closing point-read iterator", "err", err)
+		}
+		t.pointIter = nil
+	}
+	t.buf = nil
+	t.s.unregister(t.startTS)
+}
+
+// Commit atomically applies the transaction's writes at a new commit
+// timestamp, durably unless the store runs with NoSync. When it returns, the
+// writes are visible to every transaction that begins afterwards. A
+// read-only transaction commits at its start timestamp. On ErrWriteConflict
+// (or any other error) the transaction is rolled back.
+func (t *Txn) Commit() (commitTS uint64, err error) {
+	if t.done {
+		return 0, ErrTxnDone
+	}
+	s := t.s
+	if t.IsReadOnly() {
+		t.finish()
+		s.metrics.commits.Inc()
+		return t.startTS, nil
+	}
+	start := time.Now()
+
+	writes := make([]bufWrite, 0, t.buf.Len())
+	stripes := make([]uint16, 0, t.buf.Len())
+	size := 0
+	for k, v := range t.buf.Ascend(btreemap.Min[[]byte](), btreemap.Max[[]byte]()) {
+		writes = append(writes, bufWrite{key: k, bufVal: v})
+		stripes = append(stripes, s.latches.stripe(k))
+		// Escaping at most doubles the key; 16 covers batch record overhead.
+		size += 2*len(k) + versionSuffixLen + 1 + len(v.val) + 16
+	}
+	stripes = s.latches.acquire(stripes)
+	commitTS, err = t.checkAndApply(writes, size)
+	s.latches.release(stripes)
+	if commitTS != 0 {
+		s.endCommit(commitTS)
+	}
+	if err != nil {
+		s.metrics.aborts.Inc()
+		t.finish()
+		return 0, err
+	}
+	t.finish()
+	s.metrics.commits.Inc()
+	s.metrics.commitDur.Observe(time.Since(start).Seconds())
+	return commitTS, nil
+}
+
+// checkAndApply runs with the write set latched. It returns a non-zero
+// commitTS whenever one was allocated, even on error, so the caller can take
+// it out of flight.
+func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err error) {
+	s := t.s
+	// The iterator must be created after latching: only then is it
+	// guaranteed to contain every earlier commit to these keys.
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return 0, err
+	}
+	var lo, hi []byte
+	for _, w := range writes {
+		lo = appendPrefix(lo[:0], w.key)
+		hi = appendPrefixEnd(hi[:0], lo)
+		it.SetBounds(lo, hi)
+		if !it.First() {
+			continue
+		}
+		_, ts, kerr := splitVersionKey(it.Key())
+		if kerr != nil {
+			err = kerr
+			break
+		}
+		if ts > t.startTS {
+			s.metrics.conflicts.Inc()
+			err = fmt.Errorf("%w on key %q (committed at %d, snapshot %d)", ErrWriteConflict, w.key, ts, t.startTS)
+			break
+		}
+	}
+	if err == nil {
+		err = it.Error()
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+
+	commitTS, err = s.beginCommit()
+	if err != nil {
+		return 0, err
+	}
+	b := s.db.NewBatchWithSize(size)
+	defer b.Close()
+	for _, w := range writes {
+		flag := flagPut
+		if w.del {
+			flag = flagDelete
+		}
+		op := b.SetDeferred(len(w.key)+bytes.Count(w.key, []byte{0})+versionSuffixLen, 1+len(w.val))
+		appendVersionKey(op.Key[:0], w.key, commitTS)
+		op.Value[0] = flag
+		copy(op.Value[1:], w.val)
+		if err := op.Finish(); err != nil {
+			return commitTS, err
+		}
+	}
+	// No Go lock is held here except this transaction's own key latches, so
+	// committers of disjoint keys reach Pebble concurrently and share WAL
+	// fsyncs.
+	return commitTS, b.Commit(s.writeOpts)
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// handler wraps go-mysql-server's protocol handler to give errors MySQL's
+// exact texts, count statements, and turn a panic inside one statement
+// into error 1105 for that client instead of a dead server.
+type handler struct {
+	mysql.Handler
+	ext mysql.ExtendedHandler
+	s   *Server
+}
+
+func newHandler(h mysql.Handler, s *Server) *handler {
+	ext, _ := h.(mysql.ExtendedHandler)
+	return &handler{Handler: h, ext: ext, s: s}
+}
+
+func (h *handler) recoverTo(err *error, query string) {
+	if r := recover(); r != nil {
+		h.s.log.Error("panic in statement", "query", truncate(query, 200), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		*err = mysql.NewSQLError(mysql.ERUnknownError, mysql.SSUnknownSQLState, "internal error: %v", r)
+	}
+}
+
+func (h *handler) done(query string, err error) error {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	h.s.stmts.WithLabelValues(statementType(query), result).Inc()
+	return fixError(err)
+}
+
+func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
+	defer h.recoverTo(&err, query)
+	err = h.Handler.ComQuery(ctx, c, query, cb)
+	return h.done(query, err)
+}
+
+func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
+	defer h.recoverTo(&err, query)
+	rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
+	stmt := query
+	if len(rest) <= len(query) {
+		stmt = query[:len(query)-len(rest)]
+	}
+	return rest, h.done(stmt, err)
+}
+
+func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) (f []*querypb.Field, err error) {
+	defer h.recoverTo(&err, query)
+	f, err = h.Handler.ComPrepare(ctx, c, query, p)
+	return f, fixError(err)
+}
+
+func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) (err error) {
+	defer h.recoverTo(&err, p.PrepareStmt)
+	err = h.Handler.ComStmtExecute(ctx, c, p, cb)
+	return h.done(p.PrepareStmt, err)
+}
+
+func (h *handler) ComParsedQuery(ctx context.Context, c *mysql.Conn, query string, parsed sqlparser.Statement, cb mysql.ResultSpoolFn) (err error) {
+	defer h.recoverTo(&err, query)
+	err = h.ext.ComParsedQuery(ctx, c, query, parsed, cb)
+	return h.done(query, err)
+}
+
+func (h *handler) ComPrepareParsed(ctx context.Context, c *mysql.Conn, query string, parsed sqlparser.Statement, p *mysql.PrepareData) (pq mysql.ParsedQuery, f []*querypb.Field, err error) {
+	defer h.recoverTo(&err, query)
+	pq, f, err = h.ext.ComPrepareParsed(ctx, c, query, parsed, p)
+	return pq, f, fixError(err)
+}
+
+func (h *handler) ComBind(ctx context.Context, c *mysql.Conn, query string, pq mysql.ParsedQuery, p *mysql.PrepareData) (bq mysql.BoundQuery, f []*querypb.Field, err error) {
+	defer h.recoverTo(&err, query)
+	bq, f, err = h.ext.ComBind(ctx, c, query, pq, p)
+	return bq, f, fixError(err)
+}
+
+func (h *handler) ComExecuteBound(ctx context.Context, c *mysql.Conn, query string, bq mysql.BoundQuery, cb mysql.ResultSpoolFn) (err error) {
+	defer h.recoverTo(&err, query)
+	err = h.ext.ComExecuteBound(ctx, c, query, bq, cb)
+	return h.done(query, err)
+}
+
+// fixError gives go-mysql-server's generic texts MySQL's wording where
+// clients and tests match on it.
+func fixError(err error) error {
+	se, ok := err.(*mysql.SQLError)
+	if !ok {
+		return err
+	}
+	switch se.Num {
+	case mysql.ERDupEntry:
+		msg := se.Message
+		if i := strings.Index(msg, "Duplicate entry '"); i > 0 {
+			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg[i:])
+		}
+		if se.State == "" || se.State == mysql.SSUnknownSQLState {
+			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg)
+		}
+	case mysql.ERUnknownError:
+		msg := se.Message
+		switch {
+		case strings.HasPrefix(msg, "syntax error"):
+			return mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; %s", msg)
+		case strings.HasPrefix(msg, "column \"") && strings.Contains(msg, "could not be found"):
+			return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "%s", msg)
+		}
+	}
+	return err
+}
+
+// statementType is the first keyword of a statement, for metrics.
+func statementType(q string) string {
+	q = strings.TrimLeft(q, " \t\r\n(")
+	for strings.HasPrefix(q, "/*") {
+		end := strings.Index(q, "*/")
+		if end < 0 {
+			break
+		}
+		q = strings.TrimLeft(q[end+2:], " \t\r\n(")
+	}
+	end := strings.IndexFunc(q, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
+	if end < 0 {
+		end = len(q)
+	}
+	w := strings.ToLower(q[:end])
+	switch w {
+	case "select", "insert", "update", "delete", "replace", "begin", "start", "commit", "rollback",
+		"create", "drop", "alter", "show", "set", "use", "truncate", "admin", "explain", "describe", "desc":
+		return w
+	}
+	return "other"
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

@@ -1,0 +1,198 @@
+// Package server runs ReorgDB as a MySQL-protocol server: it opens the
+// store, builds the SQL engine, accepts client connections, and serves
+// /status and /metrics on the status port.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	gmsserver "github.com/dolthub/go-mysql-server/server"
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/reorgdb/reorgdb/kv"
+	rsql "github.com/reorgdb/reorgdb/sql"
+)
+
+// Version is the server version reported to clients.
+const Version = "8.0.33-ReorgDB-0.1"
+
+// Config configures a server.
+type Config struct {
+	DataDir    string
+	Host       string
+	Port       int // 0 picks a free port
+	StatusPort int // 0 picks a free port, -1 disables
+	NoSync     bool
+	// Users maps user names to passwords; empty means root with no password.
+	Users  map[string]string
+	Logger *slog.Logger
+}
+
+// Server is a running ReorgDB server.
+type Server struct {
+	cfg     Config
+	store   *kv.Store
+	engine  *rsql.Engine
+	mysql   *gmsserver.Server
+	status  *http.Server
+	addr    string
+	stAddr  string
+	started time.Time
+	log     *slog.Logger
+	stmts   *prometheus.CounterVec
+	done    chan error
+}
+
+// Start opens the data directory and starts serving.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
+	if err := s.setupUsers(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	s.stmts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "reorgdb", Subsystem: "sql", Name: "statements_total",
+		Help: "Statements executed, by type and outcome.",
+	}, []string{"type", "result"})
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s.addr = ln.Addr().String()
+	gcfg := gmsserver.Config{Protocol: "tcp", Address: s.addr, Listener: ln, Version: Version}
+	sb := func(ctx context.Context, conn *mysql.Conn, addr string) (gms.Session, error) {
+		host := ""
+		if conn.RemoteAddr() != nil {
+			host, _, _ = net.SplitHostPort(conn.RemoteAddr().String())
+		}
+		base := gms.NewBaseSessionWithClientServer(addr, gms.Client{Address: host, User: conn.User, Capabilities: conn.Capabilities}, conn.ConnectionID)
+		return eng.NewSession(base), nil
+	}
+	ms, err := gmsserver.NewServerWithHandler(gcfg, eng.SQL, gms.NewContext, sb, nil, func(h mysql.Handler) (mysql.Handler, error) {
+		return newHandler(h, s), nil
+	})
+	if err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
+	s.mysql = ms
+	go func() { s.done <- ms.Start() }()
+
+	if cfg.StatusPort >= 0 {
+		if err := s.startStatus(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	s.log.Info("ReorgDB started", "addr", s.addr, "status", s.stAddr, "data_dir", cfg.DataDir, "version", Version)
+	return s, nil
+}
+
+func (s *Server) setupUsers() error {
+	users := s.cfg.Users
+	if len(users) == 0 {
+		users = map[string]string{"root": ""}
+	}
+	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
+	ed := db.Editor()
+	defer ed.Close()
+	for u, p := range users {
+		if u == "" {
+			return errors.New("empty user name")
+		}
+		db.AddSuperUser(ed, u, "%", p)
+		db.AddSuperUser(ed, u, "localhost", p)
+	}
+	return nil
+}
+
+func (s *Server) startStatus() error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(s.stmts)
+	reg.MustRegister(s.engine.Metrics().Collectors()...)
+	reg.MustRegister(s.store.Collectors()...)
+	reg.MustRegister(newPebbleCollector(s.store))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"version":        Version,
+			"uptime_seconds": time.Since(s.started).Seconds(),
+			"schema_version": s.engine.Catalog().Current().Version,
+			"connections":    s.countSessions(),
+		})
+	})
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, fmt.Sprint(s.cfg.StatusPort)))
+	if err != nil {
+		return err
+	}
+	s.stAddr = ln.Addr().String()
+	s.status = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go s.status.Serve(ln)
+	return nil
+}
+
+func (s *Server) countSessions() int {
+	n := 0
+	s.mysql.SessionManager().Iter(func(gms.Session) (bool, error) { n++; return false, nil })
+	return n
+}
+
+// Addr is the MySQL protocol address.
+func (s *Server) Addr() string { return s.addr }
+
+// StatusAddr is the HTTP status address.
+func (s *Server) StatusAddr() string { return s.stAddr }
+
+// Engine returns the SQL engine.
+func (s *Server) Engine() *rsql.Engine { return s.engine }
+
+// Done is closed with the MySQL listener's exit error.
+func (s *Server) Done() <-chan error { return s.done }
+
+// Close stops accepting clients, closes connections and the store.
+func (s *Server) Close() error {
+	var errs []error
+	if s.status != nil {
+		errs = append(errs, s.status.Close())
+	}
+	if s.mysql != nil {
+		if err := s.mysql.Close(); err != nil && !strings.Contains(err.Error(), "closed") {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, s.store.Close())
+	return errors.Join(errs...)
+}

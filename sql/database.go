@@ -1,0 +1,361 @@
+package sql
+
+import (
+	"errors"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// Provider is go-mysql-server's view of all ReorgDB databases.
+type Provider struct{ e *Engine }
+
+var _ gms.MutableDatabaseProvider = (*Provider)(nil)
+var _ gms.CollatedDatabaseProvider = (*Provider)(nil)
+
+func (p *Provider) Database(ctx *gms.Context, name string) (gms.Database, error) {
+	db, ok := p.e.schemaFor(ctx).Database(name)
+	if !ok {
+		return nil, gms.ErrDatabaseNotFound.New(name)
+	}
+	return &Database{e: p.e, def: db}, nil
+}
+
+func (p *Provider) HasDatabase(ctx *gms.Context, name string) bool {
+	_, ok := p.e.schemaFor(ctx).Database(name)
+	return ok
+}
+
+func (p *Provider) AllDatabases(ctx *gms.Context) []gms.Database {
+	dbs := p.e.schemaFor(ctx).Databases()
+	out := make([]gms.Database, len(dbs))
+	for i, db := range dbs {
+		out[i] = &Database{e: p.e, def: db}
+	}
+	return out
+}
+
+func (p *Provider) CreateDatabase(ctx *gms.Context, name string) error {
+	return p.CreateCollatedDatabase(ctx, name, gms.Collation_Default)
+}
+
+func (p *Provider) CreateCollatedDatabase(ctx *gms.Context, name string, collation gms.CollationID) error {
+	return p.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
+		_, err := ch.CreateDatabase(name, collation.Name())
+		if errors.Is(err, catalog.ErrDatabaseExists) {
+			return gms.ErrDatabaseExists.New(name)
+		}
+		return err
+	})
+}
+
+func (p *Provider) DropDatabase(ctx *gms.Context, name string) error {
+	var dropped []*catalog.Table
+	err := p.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
+		var err error
+		dropped, err = ch.DropDatabase(name)
+		if errors.Is(err, catalog.ErrDatabaseNotFound) {
+			return gms.ErrDatabaseNotFound.New(name)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range dropped {
+		p.e.deleteTableData(t.ID)
+	}
+	return nil
+}
+
+// Database is one database as seen by one statement.
+type Database struct {
+	e   *Engine
+	def *catalog.Database
+}
+
+var (
+	_ gms.Database         = (*Database)(nil)
+	_ gms.TableCreator     = (*Database)(nil)
+	_ gms.TableDropper     = (*Database)(nil)
+	_ gms.TableRenamer     = (*Database)(nil)
+	_ gms.CollatedDatabase = (*Database)(nil)
+)
+
+func (d *Database) Name() string { return d.def.Name }
+
+func (d *Database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table, bool, error) {
+	s := d.e.schemaFor(ctx)
+	t, ok := s.Table(d.def.ID, name)
+	if !ok {
+		return nil, false, nil
+	}
+	m, err := metaFor(d.def.Name, t)
+	if err != nil {
+		return nil, false, err
+	}
+	return &Table{db: d, m: m}, true, nil
+}
+
+func (d *Database) GetTableNames(ctx *gms.Context) ([]string, error) {
+	ts := d.e.schemaFor(ctx).Tables(d.def.ID)
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out, nil
+}
+
+func (d *Database) GetCollation(*gms.Context) gms.CollationID {
+	if id, err := gms.ParseCollation("", d.def.Collation, false); err == nil && d.def.Collation != "" {
+		return id
+	}
+	return gms.Collation_Default
+}
+
+func (d *Database) SetCollation(ctx *gms.Context, collation gms.CollationID) error {
+	return d.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
+		db, ok := ch.Schema().Database(d.def.Name)
+		if !ok {
+			return gms.ErrDatabaseNotFound.New(d.def.Name)
+		}
+		ch.DropDatabase(db.Name)
+		_, err := ch.CreateDatabase(db.Name, collation.Name())
+		return err
+	})
+}
+
+// CreateTable implements sql.TableCreator.
+func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKeySchema, collation gms.CollationID, comment string) error {
+	return d.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
+		if _, ok := ch.Schema().Table(d.def.ID, name); ok {
+			return gms.ErrTableAlreadyExists.New(name)
+		}
+		t := &catalog.Table{ID: ch.NewID(), DBID: d.def.ID, Name: name, Comment: comment, NextIndexID: 1}
+		if collation != gms.Collation_Unspecified {
+			t.Collation = collation.Name()
+		}
+		for _, col := range sch.Schema {
+			t.NextColumnID++
+			c := catalog.Column{
+				ID:            t.NextColumnID,
+				Name:          col.Name,
+				Type:          col.Type.String(),
+				Nullable:      col.Nullable,
+				AutoIncrement: col.AutoIncrement,
+				Comment:       col.Comment,
+			}
+			if col.Default != nil {
+				c.HasDefault, c.Default = true, col.Default.String()
+			}
+			t.Columns = append(t.Columns, c)
+		}
+		for _, o := range sch.PkOrdinals {
+			t.PKColumns = append(t.PKColumns, t.Columns[o].ID)
+		}
+		if len(sch.PkOrdinals) == 1 && isHandleType(sch.Schema[sch.PkOrdinals[0]].Type) {
+			t.HandleColumn = t.Columns[sch.PkOrdinals[0]].ID
+		} else if len(sch.PkOrdinals) > 0 {
+			// Any other primary key is a unique index over a hidden handle.
+			cols := make([]gms.IndexColumn, len(sch.PkOrdinals))
+			for i, o := range sch.PkOrdinals {
+				cols[i] = gms.IndexColumn{Name: sch.Schema[o].Name}
+			}
+			ix, err := newIndexDef(t, "PRIMARY", cols, true)
+			if err != nil {
+				return err
+			}
+			ix.Primary = true
+			ix.State = catalog.StatePublic
+			t.Indexes = append(t.Indexes, ix)
+		}
+		ch.PutTable(t)
+		return nil
+	})
+}
+
+// isHandleType reports whether a PK column can be the int64 row handle.
+func isHandleType(t gms.Type) bool {
+	switch kindOf(t) {
+	case kindInt8, kindInt16, kindInt32, kindInt64, kindUint8, kindUint16, kindUint32:
+		return true
+	}
+	return false
+}
+
+// maxKeyBytes is InnoDB's limit on an index key (3072 bytes), counted
+// as utf8mb4 characters * 4 the way MySQL does.
+const maxKeyBytes = 3072
+
+// newIndexDef validates an index definition against a table.
+func newIndexDef(t *catalog.Table, name string, cols []gms.IndexColumn, unique bool) (*catalog.Index, error) {
+	if t.IndexByName(name) != nil || (strings.EqualFold(name, "PRIMARY") && len(t.PKColumns) > 0 && t.HandleColumn != 0) {
+		return nil, mysql.NewSQLError(mysql.ERDupKeyName, mysql.SSUnknownSQLState, "Duplicate key name '%s'", name)
+	}
+	ix := &catalog.Index{ID: t.NextIndexID, Name: name, Unique: unique}
+	t.NextIndexID++
+	keyLen := int64(0)
+	seen := map[int64]bool{}
+	for _, ic := range cols {
+		c, _ := t.ColumnByName(ic.Name)
+		if c == nil {
+			return nil, mysql.NewSQLError(mysql.ERKeyColumnDoesNotExist, mysql.SSUnknownSQLState, "Key column '%s' doesn't exist in table", ic.Name)
+		}
+		if seen[c.ID] {
+			return nil, mysql.NewSQLError(mysql.ERDupFieldName, mysql.SSUnknownSQLState, "Duplicate column name '%s'", c.Name)
+		}
+		seen[c.ID] = true
+		typ, err := parseType(c.Type)
+		if err != nil {
+			return nil, err
+		}
+		if ok, coll := collationIndexable(typ); !ok {
+			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+				"This version of ReorgDB doesn't yet support 'index on column %s with collation %s'; use a binary or *_bin collation", c.Name, coll)
+		}
+		width, isText := typeKeyWidth(typ)
+		if ic.Length > 0 {
+			if !isText {
+				return nil, mysql.NewSQLError(mysql.ERWrongSubKey, mysql.SSUnknownSQLState,
+					"Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
+			}
+			if types.IsTextBlob(typ) {
+				width = ic.Length * bytesPerChar(typ)
+			} else if st, ok := typ.(gms.StringType); ok && ic.Length > st.Length() {
+				return nil, mysql.NewSQLError(mysql.ERWrongSubKey, mysql.SSUnknownSQLState,
+					"Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
+			} else {
+				width = ic.Length * bytesPerChar(typ)
+			}
+		} else if types.IsTextBlob(typ) {
+			return nil, mysql.NewSQLError(mysql.ERBlobKeyWithoutLength, mysql.SSUnknownSQLState,
+				"BLOB/TEXT column '%s' used in key specification without a key length", c.Name)
+		} else if kindOf(typ) == kindJSON || kindOf(typ) == kindOther {
+			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+				"This version of ReorgDB doesn't yet support 'index on column %s of type %s'", c.Name, typ.String())
+		}
+		keyLen += width
+		ix.Columns = append(ix.Columns, catalog.IndexColumn{ColumnID: c.ID, Length: ic.Length})
+	}
+	if keyLen > maxKeyBytes {
+		return nil, mysql.NewSQLError(mysql.ERTooLongKey, mysql.SSUnknownSQLState, "Specified key was too long; max key length is %d bytes", maxKeyBytes)
+	}
+	return ix, nil
+}
+
+func bytesPerChar(t gms.Type) int64 {
+	if st, ok := t.(gms.StringType); ok {
+		if st.Collation() == gms.Collation_binary {
+			return 1
+		}
+		return int64(st.Collation().CharacterSet().MaxLength())
+	}
+	return 1
+}
+
+// typeKeyWidth is the key bytes a whole value takes, as MySQL counts them.
+func typeKeyWidth(t gms.Type) (int64, bool) {
+	if st, ok := t.(gms.StringType); ok {
+		return st.MaxByteLength(), true
+	}
+	return 8, false
+}
+
+// DropTable implements sql.TableDropper.
+func (d *Database) DropTable(ctx *gms.Context, name string) error {
+	var id int64
+	err := d.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
+		t, ok := ch.Schema().Table(d.def.ID, name)
+		if !ok {
+			return gms.ErrTableNotFound.New(name)
+		}
+		id = t.ID
+		ch.DropTable(t.ID)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.e.deleteTableData(id)
+	return nil
+}
+
+// RenameTable implements sql.TableRenamer.
+func (d *Database) RenameTable(ctx *gms.Context, oldName, newName string) error {
+	return d.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
+		t, ok := ch.Schema().Table(d.def.ID, oldName)
+		if !ok {
+			return gms.ErrTableNotFound.New(oldName)
+		}
+		if _, ok := ch.Schema().Table(d.def.ID, newName); ok {
+			return gms.ErrTableAlreadyExists.New(newName)
+		}
+		nt := t.Clone()
+		nt.Name = newName
+		ch.PutTable(nt)
+		return nil
+	})
+}
+
+var _ gms.ViewDatabase = (*Database)(nil)
+
+// CreateView implements sql.ViewDatabase; views are not stored yet.
+func (d *Database) CreateView(*gms.Context, string, string, string) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'views'")
+}
+
+// DropView implements sql.ViewDatabase.
+func (d *Database) DropView(_ *gms.Context, name string) error {
+	return gms.ErrViewDoesNotExist.New(d.def.Name, name)
+}
+
+// GetViewDefinition implements sql.ViewDatabase.
+func (d *Database) GetViewDefinition(*gms.Context, string) (gms.ViewDefinition, bool, error) {
+	return gms.ViewDefinition{}, false, nil
+}
+
+// AllViews implements sql.ViewDatabase.
+func (d *Database) AllViews(*gms.Context) ([]gms.ViewDefinition, error) { return nil, nil }
+
+var (
+	_ gms.TriggerDatabase         = (*Database)(nil)
+	_ gms.StoredProcedureDatabase = (*Database)(nil)
+)
+
+// GetTriggers implements sql.TriggerDatabase; triggers are not stored yet.
+func (d *Database) GetTriggers(*gms.Context) ([]gms.TriggerDefinition, error) { return nil, nil }
+
+// CreateTrigger implements sql.TriggerDatabase.
+func (d *Database) CreateTrigger(*gms.Context, gms.TriggerDefinition) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'triggers'")
+}
+
+// DropTrigger implements sql.TriggerDatabase.
+func (d *Database) DropTrigger(_ *gms.Context, name string) error {
+	return gms.ErrTriggerDoesNotExist.New(name)
+}
+
+// GetStoredProcedure implements sql.StoredProcedureDatabase.
+func (d *Database) GetStoredProcedure(*gms.Context, string) (gms.StoredProcedureDetails, bool, error) {
+	return gms.StoredProcedureDetails{}, false, nil
+}
+
+// GetStoredProcedures implements sql.StoredProcedureDatabase.
+func (d *Database) GetStoredProcedures(*gms.Context) ([]gms.StoredProcedureDetails, error) {
+	return nil, nil
+}
+
+// SaveStoredProcedure implements sql.StoredProcedureDatabase.
+func (d *Database) SaveStoredProcedure(*gms.Context, gms.StoredProcedureDetails) error {
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'stored procedures'")
+}
+
+// DropStoredProcedure implements sql.StoredProcedureDatabase.
+func (d *Database) DropStoredProcedure(_ *gms.Context, name string) error {
+	return gms.ErrStoredProcedureDoesNotExist.New(name)
+}

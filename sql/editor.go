@@ -1,0 +1,534 @@
+package sql
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// editor writes rows and maintains every index according to its state.
+// One editor serves INSERT, UPDATE, DELETE and REPLACE.
+type editor struct {
+	t    *Table
+	tx   *Transaction
+	sp   kv.Savepoint
+	vals []any
+	err  error
+}
+
+func (t *Table) newEditor(ctx *gms.Context) *editor {
+	tx, err := txnFrom(ctx)
+	return &editor{t: t, tx: tx, err: err}
+}
+
+func (t *Table) Inserter(ctx *gms.Context) gms.RowInserter { return t.newEditor(ctx) }
+func (t *Table) Updater(ctx *gms.Context) gms.RowUpdater   { return t.newEditor(ctx) }
+func (t *Table) Deleter(ctx *gms.Context) gms.RowDeleter   { return t.newEditor(ctx) }
+func (t *Table) Replacer(ctx *gms.Context) gms.RowReplacer { return t.newEditor(ctx) }
+
+// StatementBegin marks where a failing statement rolls back to, so that a
+// failed statement inside a transaction leaves the transaction as it was.
+func (e *editor) StatementBegin(ctx *gms.Context) {
+	if e.tx != nil {
+		e.sp = e.tx.txn.Savepoint()
+	}
+}
+
+func (e *editor) DiscardChanges(ctx *gms.Context, _ error) error {
+	if e.tx != nil {
+		e.tx.txn.RollbackTo(e.sp)
+	}
+	return nil
+}
+
+func (e *editor) StatementComplete(*gms.Context) error { return nil }
+func (e *editor) Close(*gms.Context) error             { return nil }
+
+func (e *editor) txn() (*kv.Txn, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	if e.tx.readOnly {
+		return nil, gms.ErrReadOnlyTransaction.New()
+	}
+	return e.tx.txn, nil
+}
+
+// indexEntry is one index key/value a row produces.
+type indexEntry struct {
+	ix     *indexMeta
+	key    []byte
+	value  []byte
+	vals   []any // key values, for duplicate messages
+	unique bool  // subject to a uniqueness check
+}
+
+// entries computes the index entries of a row with a given handle, for the
+// indexes selected by want.
+func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool) ([]indexEntry, error) {
+	m := e.t.m
+	out := make([]indexEntry, 0, len(m.indexes))
+	for _, ix := range m.indexes {
+		if ix.isHandleIndex() || !want(ix) {
+			continue
+		}
+		vals, hasNull, err := m.keyValues(ix, row, nil)
+		if err != nil {
+			return nil, err
+		}
+		ent := indexEntry{ix: ix, vals: vals}
+		if ix.unique() && !hasNull {
+			ent.unique = true
+			ent.key, err = codec.IndexKey(nil, m.def.ID, ix.def.ID, vals, nil)
+			ent.value = codec.EncodeHandle(nil, h)
+		} else {
+			// Non-unique, or unique with a NULL part (NULLs never collide):
+			// the handle makes the key distinct.
+			ent.key, err = codec.IndexKey(nil, m.def.ID, ix.def.ID, vals, &h)
+			ent.value = []byte{}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ent)
+	}
+	return out, nil
+}
+
+func (e *editor) rowHandle(ctx *gms.Context, row gms.Row) (int64, error) {
+	m := e.t.m
+	if m.handlePos >= 0 {
+		c, err := toCanonical(m.kinds[m.handlePos], row[m.handlePos])
+		if err != nil {
+			return 0, err
+		}
+		switch x := c.(type) {
+		case int64:
+			return x, nil
+		case uint64:
+			return int64(x), nil
+		}
+		return 0, fmt.Errorf("reorgdb: bad handle value %v", row[m.handlePos])
+	}
+	return e.findHiddenHandle(ctx, row)
+}
+
+func (e *editor) encodeRow(row gms.Row) ([]byte, error) {
+	m := e.t.m
+	e.vals = e.vals[:0]
+	for p, v := range row[:len(m.schema)] {
+		c, err := toCanonical(m.kinds[p], v)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", m.schema[p].Name, err)
+		}
+		e.vals = append(e.vals, c)
+	}
+	return codec.EncodeRow(nil, m.colIDs, e.vals)
+}
+
+// Insert implements sql.RowInserter.
+func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
+	txn, err := e.txn()
+	if err != nil {
+		return err
+	}
+	m := e.t.m
+	var h int64
+	recKey := []byte(nil)
+	if m.handlePos >= 0 {
+		if h, err = e.rowHandle(ctx, row); err != nil {
+			return err
+		}
+		recKey = codec.RecordKey(m.def.ID, h)
+		if existing, found, err := txn.Get(recKey); err != nil {
+			return err
+		} else if found {
+			old, err := e.t.decodeRow(h, existing, true)
+			if err != nil {
+				return err
+			}
+			return gms.NewUniqueKeyErr(dupMessage(displayValue(row[m.handlePos]), m.def.Name, "PRIMARY"), true, old)
+		}
+	} else {
+		first, err := e.t.db.e.cat.NextIDs(m.def.ID, catalog.RowHandle, 1)
+		if err != nil {
+			return err
+		}
+		h = int64(first)
+		recKey = codec.RecordKey(m.def.ID, h)
+	}
+	ents, err := e.entries(row, h, (*indexMeta).writable)
+	if err != nil {
+		return err
+	}
+	// Check every unique index before writing anything, so that a
+	// duplicate leaves nothing behind (REPLACE and ON DUPLICATE KEY UPDATE
+	// act on the error).
+	for _, ent := range ents {
+		if !ent.unique {
+			continue
+		}
+		if err := e.checkUnique(ctx, txn, ent, h, row); err != nil {
+			return err
+		}
+	}
+	for _, ent := range ents {
+		if err := txn.Set(ent.key, ent.value); err != nil {
+			return err
+		}
+	}
+	val, err := e.encodeRow(row)
+	if err != nil {
+		return err
+	}
+	return txn.Set(recKey, val)
+}
+
+// checkUnique fails with a duplicate-key error when ent's key belongs to a
+// row other than h.
+func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64, row gms.Row) error {
+	v, found, err := txn.Get(ent.key)
+	if err != nil || !found {
+		return err
+	}
+	other, err := codec.DecodeHandle(v)
+	if err != nil {
+		return err
+	}
+	if other == h {
+		return nil
+	}
+	m := e.t.m
+	rec, found, err := txn.Get(codec.RecordKey(m.def.ID, other))
+	if err != nil {
+		return err
+	}
+	if !found {
+		return errIndexInconsistent(m.def.Name, ent.ix.name(), other)
+	}
+	old, err := e.t.decodeRow(other, rec, true)
+	if err != nil {
+		return err
+	}
+	vals := make([]string, len(ent.ix.pos))
+	for i, p := range ent.ix.pos {
+		vals[i] = displayValue(row[p])
+	}
+	return gms.NewUniqueKeyErr(dupMessage(joinDash(vals), m.def.Name, ent.ix.name()), ent.ix.def.Primary, old)
+}
+
+// Delete implements sql.RowDeleter.
+func (e *editor) Delete(ctx *gms.Context, row gms.Row) error {
+	txn, err := e.txn()
+	if err != nil {
+		return err
+	}
+	h, err := e.rowHandle(ctx, row)
+	if err != nil {
+		return err
+	}
+	return e.deleteRow(txn, row, h)
+}
+
+func (e *editor) deleteRow(txn *kv.Txn, row gms.Row, h int64) error {
+	ents, err := e.entries(row, h, (*indexMeta).deletable)
+	if err != nil {
+		return err
+	}
+	for _, ent := range ents {
+		if err := e.deleteEntry(txn, ent, h); err != nil {
+			return err
+		}
+	}
+	return txn.Delete(codec.RecordKey(e.t.m.def.ID, h))
+}
+
+// deleteEntry removes an index entry, but a unique entry only when it is
+// this row's: never another row's entry for the same value.
+func (e *editor) deleteEntry(txn *kv.Txn, ent indexEntry, h int64) error {
+	if ent.unique {
+		v, found, err := txn.Get(ent.key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return nil
+		}
+		if other, err := codec.DecodeHandle(v); err != nil || other != h {
+			return err
+		}
+	}
+	return txn.Delete(ent.key)
+}
+
+// Update implements sql.RowUpdater.
+func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
+	txn, err := e.txn()
+	if err != nil {
+		return err
+	}
+	m := e.t.m
+	h, err := e.rowHandle(ctx, old)
+	if err != nil {
+		return err
+	}
+	newH := h
+	if m.handlePos >= 0 {
+		if newH, err = e.rowHandle(ctx, new); err != nil {
+			return err
+		}
+	}
+	if newH != h {
+		// The clustered key changed: the row moves.
+		if err := e.deleteRow(txn, old, h); err != nil {
+			return err
+		}
+		return e.Insert(ctx, new)
+	}
+	oldEnts, err := e.entries(old, h, (*indexMeta).deletable)
+	if err != nil {
+		return err
+	}
+	newEnts, err := e.entries(new, h, (*indexMeta).writable)
+	if err != nil {
+		return err
+	}
+	changed := func(ent indexEntry, other []indexEntry) bool {
+		for _, o := range other {
+			if o.ix == ent.ix {
+				return !bytes.Equal(o.key, ent.key)
+			}
+		}
+		return true
+	}
+	for _, ent := range newEnts {
+		if ent.unique && changed(ent, oldEnts) {
+			if err := e.checkUnique(ctx, txn, ent, h, new); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ent := range oldEnts {
+		if changed(ent, newEnts) {
+			if err := e.deleteEntry(txn, ent, h); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ent := range newEnts {
+		if changed(ent, oldEnts) {
+			if err := txn.Set(ent.key, ent.value); err != nil {
+				return err
+			}
+		}
+	}
+	val, err := e.encodeRow(new)
+	if err != nil {
+		return err
+	}
+	return txn.Set(codec.RecordKey(m.def.ID, h), val)
+}
+
+// findHiddenHandle locates the stored row equal to row in a table without
+// an integer primary key: through its first usable unique index when it
+// has one, else through any index, else by a scan.
+func (e *editor) findHiddenHandle(ctx *gms.Context, row gms.Row) (int64, error) {
+	m := e.t.m
+	txn := e.tx.txn
+	var lo, hi []byte
+	var via *indexMeta
+	for _, ix := range m.indexes {
+		if ix.isHandleIndex() || ix.state() != catalog.StatePublic {
+			continue
+		}
+		if via == nil || (ix.unique() && !via.unique()) {
+			via = ix
+		}
+	}
+	if via != nil {
+		vals, _, err := m.keyValues(via, row, nil)
+		if err != nil {
+			return 0, err
+		}
+		lo, err = codec.IndexKey(nil, m.def.ID, via.def.ID, vals, nil)
+		if err != nil {
+			return 0, err
+		}
+		hi = codec.PrefixEnd(lo)
+	} else {
+		lo = codec.RecordPrefix(m.def.ID)
+		hi = codec.PrefixEnd(lo)
+	}
+	it := txn.NewIter(lo, hi, false)
+	defer it.Close()
+	for ; it.Valid(); it.Next() {
+		var h int64
+		var rec []byte
+		var err error
+		if via != nil {
+			if h, err = handleFromIndexEntry(it.Key(), it.Value(), len(via.pos)); err != nil {
+				return 0, err
+			}
+			var found bool
+			if rec, found, err = txn.Get(codec.RecordKey(m.def.ID, h)); err != nil {
+				return 0, err
+			} else if !found {
+				continue
+			}
+		} else {
+			if _, h, err = codec.DecodeRecordKey(it.Key()); err != nil {
+				return 0, err
+			}
+			rec = it.Value()
+		}
+		cand, err := e.t.decodeRow(h, rec, true)
+		if err != nil {
+			return 0, err
+		}
+		if eq, err := rowsEqual(ctx, m.schema, cand, row); err != nil {
+			return 0, err
+		} else if eq {
+			return h, nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return 0, err
+	}
+	return 0, gms.ErrDeleteRowNotFound.New()
+}
+
+func rowsEqual(ctx context.Context, sch gms.Schema, a, b gms.Row) (bool, error) {
+	for i, col := range sch {
+		if a[i] == nil || b[i] == nil {
+			if a[i] != b[i] {
+				return false, nil
+			}
+			continue
+		}
+		c, err := col.Type.Compare(ctx, a[i], b[i])
+		if err != nil || c != 0 {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Truncate implements sql.TruncateableTable.
+func (t *Table) Truncate(ctx *gms.Context) (int, error) {
+	tx, err := txnFrom(ctx)
+	if err != nil {
+		return 0, err
+	}
+	txn := tx.txn
+	n := 0
+	prefix := codec.TablePrefix(t.m.def.ID)
+	it := txn.NewIter(prefix, codec.PrefixEnd(prefix), false)
+	recPrefix := codec.RecordPrefix(t.m.def.ID)
+	var keys [][]byte
+	for ; it.Valid(); it.Next() {
+		k := append([]byte(nil), it.Key()...)
+		if bytes.HasPrefix(k, recPrefix) {
+			n++
+		}
+		keys = append(keys, k)
+	}
+	if err := it.Err(); err != nil {
+		it.Close()
+		return 0, err
+	}
+	it.Close()
+	for _, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	if t.m.autoPos >= 0 {
+		if err := t.db.e.cat.ResetAutoID(t.m.def.ID, catalog.AutoIncrement, 1); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// PeekNextAutoIncrementValue implements sql.AutoIncrementGetter.
+func (t *Table) PeekNextAutoIncrementValue(*gms.Context) (uint64, error) {
+	return t.db.e.cat.PeekNext(t.m.def.ID, catalog.AutoIncrement)
+}
+
+// GetNextAutoIncrementValue implements sql.AutoIncrementTable: a value the
+// user gave moves the counter past it; otherwise the next value is taken.
+func (t *Table) GetNextAutoIncrementValue(ctx *gms.Context, given any) (uint64, error) {
+	if given != nil {
+		v, _, err := types.Uint64.Convert(ctx, given)
+		if err != nil {
+			return 0, err
+		}
+		u := v.(uint64)
+		return u, t.db.e.cat.Rebase(t.m.def.ID, catalog.AutoIncrement, u)
+	}
+	return t.db.e.cat.NextIDs(t.m.def.ID, catalog.AutoIncrement, 1)
+}
+
+// AutoIncrementSetter implements sql.AutoIncrementTable.
+func (t *Table) AutoIncrementSetter(*gms.Context) gms.AutoIncrementSetter {
+	return &autoIncSetter{t: t}
+}
+
+type autoIncSetter struct{ t *Table }
+
+func (s *autoIncSetter) SetAutoIncrementValue(_ *gms.Context, v uint64) error {
+	if v == 0 {
+		return nil
+	}
+	return s.t.db.e.cat.Rebase(s.t.m.def.ID, catalog.AutoIncrement, v-1)
+}
+func (s *autoIncSetter) AcquireAutoIncrementLock(*gms.Context) (func(), error) {
+	return func() {}, nil
+}
+func (s *autoIncSetter) Close(*gms.Context) error { return nil }
+
+func dupMessage(val, table, index string) string {
+	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", val, table, index)
+}
+
+func joinDash(vals []string) string {
+	var b bytes.Buffer
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+func displayValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	}
+	s, _, err := types.LongText.Convert(context.Background(), v)
+	if err == nil {
+		if str, ok := s.(string); ok {
+			return str
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+func errIndexInconsistent(table, index string, h int64) error {
+	return mysql.NewSQLError(mysql.ERUnknownError, mysql.SSUnknownSQLState,
+		"index %s.%s has an entry for handle %d whose row does not exist", table, index, h)
+}

@@ -1,0 +1,185 @@
+// Package sql adapts ReorgDB's catalog and kv transactions to
+// github.com/dolthub/go-mysql-server, which parses, plans and executes SQL
+// and speaks the MySQL protocol. It owns the mapping of SQL tables, rows,
+// indexes, sessions and transactions onto kv keys, and the metadata lock
+// that keeps DML consistent with schema changes.
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// Engine ties a kv store and its catalog to a go-mysql-server engine.
+type Engine struct {
+	store   *kv.Store
+	cat     *catalog.Catalog
+	SQL     *sqle.Engine
+	log     *slog.Logger
+	metrics *Metrics
+
+	mu     sync.Mutex
+	active map[*Transaction]struct{}
+	ddlMu  sync.Mutex // serializes schema changes (one job at a time for now)
+}
+
+// Options configure an Engine.
+type Options struct {
+	Logger *slog.Logger
+	// MDLWarnAfter is how long a schema change waits for old transactions
+	// before it logs which ones hold it up.
+	MDLWarnAfter time.Duration
+}
+
+// NewEngine opens the catalog on store and builds the SQL engine.
+func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
+	cat, err := catalog.Open(store)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	e := &Engine{store: store, cat: cat, log: opts.Logger, active: map[*Transaction]struct{}{}, metrics: newMetrics()}
+	pro := &Provider{e: e}
+	e.SQL = sqle.NewDefault(pro)
+	return e, nil
+}
+
+// Catalog returns the engine's catalog.
+func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
+
+// Store returns the engine's kv store.
+func (e *Engine) Store() *kv.Store { return e.store }
+
+// Metrics returns the engine's metrics.
+func (e *Engine) Metrics() *Metrics { return e.metrics }
+
+// NewSession makes the session of a new connection.
+func (e *Engine) NewSession(base *gms.BaseSession) *Session {
+	return &Session{BaseSession: base, e: e}
+}
+
+func (e *Engine) track(t *Transaction) {
+	e.mu.Lock()
+	t.txn = e.store.Begin()
+	t.schema = e.cat.Current()
+	e.active[t] = struct{}{}
+	e.mu.Unlock()
+}
+
+func (e *Engine) untrack(t *Transaction) {
+	e.mu.Lock()
+	delete(e.active, t)
+	e.mu.Unlock()
+}
+
+// waitSchema is the metadata lock: it returns once no transaction that
+// started under a schema version older than v is still open, so every
+// running transaction maintains indexes according to version v's states.
+func (e *Engine) waitSchema(ctx context.Context, v int64, self *Transaction) error {
+	start := time.Now()
+	warned := false
+	for {
+		e.mu.Lock()
+		var oldest *Transaction
+		for t := range e.active {
+			if t != self && t.schema.Version < v {
+				oldest = t
+				break
+			}
+		}
+		e.mu.Unlock()
+		if oldest == nil {
+			return nil
+		}
+		if !warned && time.Since(start) > 10*time.Second {
+			warned = true
+			e.log.Warn("schema change waits for an old transaction", "schema_version", v, "txn", oldest.String())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// ddl applies a catalog change and makes the issuing session see it (DDL
+// commits implicitly in MySQL).
+func (e *Engine) ddl(ctx *gms.Context, fn func(ch *catalog.Change, txn *kv.Txn) error) error {
+	s, err := e.cat.Update(fn)
+	if err != nil {
+		return err
+	}
+	if tx, ok := ctx.GetTransaction().(*Transaction); ok && tx != nil {
+		tx.schema = s
+	}
+	return nil
+}
+
+// deleteTableData removes every key of a dropped table. The table is gone
+// from the catalog already, so no statement can reach these keys.
+func (e *Engine) deleteTableData(tableID int64) {
+	prefix := codec.TablePrefix(tableID)
+	if err := e.deleteRange(prefix, codec.PrefixEnd(prefix)); err != nil {
+		e.log.Error("delete table data", "table_id", tableID, "err", err)
+	}
+}
+
+// deleteRange deletes all keys in [lo, hi) in batches of transactions.
+func (e *Engine) deleteRange(lo, hi []byte) error {
+	for {
+		txn := e.store.Begin()
+		it := txn.NewIter(lo, hi, false)
+		var keys [][]byte
+		for ; it.Valid() && len(keys) < 4096; it.Next() {
+			keys = append(keys, append([]byte(nil), it.Key()...))
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			txn.Rollback()
+			return err
+		}
+		if len(keys) == 0 {
+			txn.Rollback()
+			return nil
+		}
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				txn.Rollback()
+				return err
+			}
+		}
+		if _, err := txn.Commit(); err != nil && !errors.Is(err, kv.ErrWriteConflict) {
+			return err
+		}
+	}
+}
+
+var typeCache sync.Map // string -> gms.Type
+
+func parseType(s string) (gms.Type, error) {
+	if t, ok := typeCache.Load(s); ok {
+		return t.(gms.Type), nil
+	}
+	t, err := planbuilder.ParseColumnTypeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("type %q: %w", s, err)
+	}
+	typeCache.Store(s, t)
+	return t, nil
+}

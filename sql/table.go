@@ -1,0 +1,217 @@
+package sql
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// Table is one table as seen by one statement.
+type Table struct {
+	db      *Database
+	m       *tableMeta
+	proj    []string // projected column names, nil = all
+	projPos []int    // positions of the projected columns
+	lookup  *gms.IndexLookup
+}
+
+var (
+	_ gms.Table                = (*Table)(nil)
+	_ gms.InsertableTable      = (*Table)(nil)
+	_ gms.UpdatableTable       = (*Table)(nil)
+	_ gms.DeletableTable       = (*Table)(nil)
+	_ gms.ReplaceableTable     = (*Table)(nil)
+	_ gms.TruncateableTable    = (*Table)(nil)
+	_ gms.AutoIncrementTable   = (*Table)(nil)
+	_ gms.IndexAddressableTable = (*Table)(nil)
+	_ gms.IndexedTable         = (*Table)(nil)
+	_ gms.IndexAlterableTable  = (*Table)(nil)
+	_ gms.ProjectedTable       = (*Table)(nil)
+	_ gms.PrimaryKeyTable      = (*Table)(nil)
+	_ gms.CommentedTable       = (*Table)(nil)
+)
+
+func (t *Table) Name() string   { return t.m.def.Name }
+func (t *Table) String() string { return t.m.def.Name }
+func (t *Table) Comment() string {
+	return t.m.def.Comment
+}
+
+func (t *Table) Schema() gms.Schema {
+	if t.projPos == nil {
+		return t.m.schema
+	}
+	out := make(gms.Schema, len(t.projPos))
+	for i, p := range t.projPos {
+		out[i] = t.m.schema[p]
+	}
+	return out
+}
+
+func (t *Table) PrimaryKeySchema() gms.PrimaryKeySchema { return t.m.pkSchema }
+
+func (t *Table) Collation() gms.CollationID {
+	if t.m.def.Collation != "" {
+		if id, err := gms.ParseCollation("", t.m.def.Collation, false); err == nil {
+			return id
+		}
+	}
+	return gms.Collation_Default
+}
+
+// WithProjections implements sql.ProjectedTable.
+func (t *Table) WithProjections(cols []string) gms.Table {
+	nt := *t
+	if cols == nil {
+		nt.proj, nt.projPos = nil, nil
+		return &nt
+	}
+	nt.proj = cols
+	nt.projPos = make([]int, 0, len(cols))
+	for _, c := range cols {
+		for i, col := range t.m.schema {
+			if strings.EqualFold(col.Name, c) {
+				nt.projPos = append(nt.projPos, i)
+				break
+			}
+		}
+	}
+	return &nt
+}
+
+// Projections implements sql.ProjectedTable.
+func (t *Table) Projections() []string { return t.proj }
+
+// partition is the only partition of a table (or of an index lookup).
+type partition struct{}
+
+func (partition) Key() []byte { return []byte("p") }
+
+type singlePartitionIter struct{ done bool }
+
+func (p *singlePartitionIter) Next(*gms.Context) (gms.Partition, error) {
+	if p.done {
+		return nil, io.EOF
+	}
+	p.done = true
+	return partition{}, nil
+}
+func (p *singlePartitionIter) Close(*gms.Context) error { return nil }
+
+func (t *Table) Partitions(*gms.Context) (gms.PartitionIter, error) {
+	return &singlePartitionIter{}, nil
+}
+
+// PartitionRows implements sql.Table: a full scan, or the index lookup this
+// table was made for.
+func (t *Table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, error) {
+	tx, err := txnFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t.lookup != nil {
+		return t.lookupRows(ctx, tx.txn, *t.lookup)
+	}
+	prefix := codec.RecordPrefix(t.m.def.ID)
+	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), txn: tx.txn}, nil
+}
+
+// GetIndexes implements sql.IndexAddressable: only public indexes serve reads.
+func (t *Table) GetIndexes(*gms.Context) ([]gms.Index, error) {
+	out := make([]gms.Index, 0, len(t.m.indexes))
+	for _, ix := range t.m.indexes {
+		if ix.state() == 4 {
+			out = append(out, ix.gmsIndex)
+		}
+	}
+	return out, nil
+}
+
+// PreciseMatch implements sql.IndexAddressable. Spans can be wider than
+// the ranges (inexact bound conversions, prefix indexes), so
+// go-mysql-server keeps its filters.
+func (t *Table) PreciseMatch() bool { return false }
+
+// IndexedAccess implements sql.IndexAddressable.
+func (t *Table) IndexedAccess(_ *gms.Context, lookup gms.IndexLookup) gms.IndexedTable {
+	nt := *t
+	nt.lookup = &lookup
+	return &nt
+}
+
+// LookupPartitions implements sql.IndexedTable.
+func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.PartitionIter, error) {
+	if t.lookup == nil || t.lookup.Index != lookup.Index {
+		return nil, fmt.Errorf("reorgdb: lookup on %s without IndexedAccess", t.Name())
+	}
+	return &singlePartitionIter{}, nil
+}
+
+// decodeRow decodes a stored row into the (projected) output row.
+func (t *Table) decodeRow(handle int64, val []byte, full bool) (gms.Row, error) {
+	m := t.m
+	canon := make([]any, len(m.colIDs))
+	if err := m.decoder.Decode(val, canon); err != nil {
+		return nil, err
+	}
+	if !full && t.projPos != nil {
+		row := make(gms.Row, len(t.projPos))
+		for i, p := range t.projPos {
+			v, err := fromCanonical(m.kinds[p], m.schema[p].Type, canon[p])
+			if err != nil {
+				return nil, err
+			}
+			row[i] = v
+		}
+		return row, nil
+	}
+	row := make(gms.Row, len(canon))
+	for p := range canon {
+		v, err := fromCanonical(m.kinds[p], m.schema[p].Type, canon[p])
+		if err != nil {
+			return nil, err
+		}
+		row[p] = v
+	}
+	return row, nil
+}
+
+// recordIter streams the rows of a record-key range.
+type recordIter struct {
+	t    *Table
+	ctx  *gms.Context
+	txn  *kv.Txn
+	it   kv.Iterator
+	n    int
+}
+
+func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
+	if r.n++; r.n&1023 == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if !r.it.Valid() {
+		if err := r.it.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	_, h, err := codec.DecodeRecordKey(r.it.Key())
+	if err != nil {
+		return nil, err
+	}
+	row, err := r.t.decodeRow(h, r.it.Value(), false)
+	if err != nil {
+		return nil, err
+	}
+	r.it.Next()
+	return row, nil
+}
+
+func (r *recordIter) Close(*gms.Context) error { return r.it.Close() }
