@@ -9,7 +9,20 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
+
+// metricValue reads a counter's value or a histogram's sample count.
+func metricValue(t testing.TB, m prometheus.Metric) float64 {
+	t.Helper()
+	var out dto.Metric
+	must(t, m.Write(&out))
+	if h := out.GetHistogram(); h != nil {
+		return float64(h.GetSampleCount())
+	}
+	return out.GetCounter().GetValue()
+}
 
 // openTest opens a store in a fresh directory. Tests default to NoSync (the
 // durability tests opt back in) and to no background GC.

@@ -48,6 +48,10 @@ const (
 	hwmRenew = 2 * time.Second
 )
 
+// wallClock is the oracle's time source; tests move it to simulate clock
+// jumps.
+var wallClock = func() uint64 { return uint64(time.Now().UnixNano()) }
+
 // Store is a transactional MVCC key-value store. It is safe for concurrent use.
 type Store struct {
 	db        *pebble.DB
@@ -170,7 +174,7 @@ func Open(opts Options) (*Store, error) {
 		// Push the mark past both the old one and the clock before the first
 		// commit so that it need not wait. last starts at the old mark, so the
 		// first timestamp handed out is above everything ever handed out.
-		target := max(hwm, uint64(time.Now().UnixNano())) + uint64(hwmLead)
+		target := max(hwm, wallClock()) + uint64(hwmLead)
 		err = s.db.Set(hwmKey, binary.BigEndian.AppendUint64(nil, target), pebble.Sync)
 		s.last, s.hwm = hwm, target
 	}
@@ -244,7 +248,7 @@ func (s *Store) ReadTS() uint64 {
 
 func (s *Store) readTSLocked() uint64 {
 	if len(s.inflight) > 0 {
-		return s.inflight[0].ts - 1
+		return s.last
 	}
 	return s.last
 }
@@ -315,7 +319,7 @@ func (s *Store) allocTSLocked() (uint64, error) {
 		if s.closed {
 			return 0, errors.New("kv: store closed")
 		}
-		ts := max(s.last+1, uint64(time.Now().UnixNano()))
+		ts := max(s.last+1, wallClock())
 		if ts <= s.hwm {
 			if s.hwm-ts < uint64(hwmRenew) && !s.extending {
 				s.startExtendLocked(ts + uint64(hwmLead))
@@ -391,7 +395,7 @@ func (s *Store) computeSafePoint() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.readTSLocked()
-	if now, life := uint64(time.Now().UnixNano()), uint64(s.lifetime); now > life {
+	if now, life := wallClock(), uint64(s.lifetime); now > life {
 		sp = min(sp, now-life)
 	} else {
 		sp = 0
@@ -405,11 +409,12 @@ func (s *Store) computeSafePoint() uint64 {
 	return sp
 }
 
-// pebbleLogger routes Pebble's log output to slog.
+// pebbleLogger routes Pebble's log output to slog. Pebble's info messages
+// are routine (WAL replay, file counts at open), hence debug level.
 type pebbleLogger struct{ l *slog.Logger }
 
 func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Info("pebble: " + fmt.Sprintf(format, args...))
+	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
 }
 
 func (p pebbleLogger) Errorf(format string, args ...any) {

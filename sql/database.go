@@ -174,6 +174,10 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 			ix.State = catalog.StatePublic
 			t.Indexes = append(t.Indexes, ix)
 		}
+		// Make sure the definition can be served before it is stored.
+		if _, err := buildMeta(d.def.Name, t); err != nil {
+			return err
+		}
 		ch.PutTable(t)
 		return nil
 	})

@@ -75,11 +75,7 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 			Comment:       c.Comment,
 		}
 		if c.HasDefault {
-			d, err := planbuilder.StringToColumnDefaultValue(ctx, c.Default)
-			if err != nil {
-				return nil, fmt.Errorf("column %s: default %q: %w", c.Name, c.Default, err)
-			}
-			col.Default = d
+			col.Default = columnDefault(ctx, c.Default, typ, c.Nullable)
 		}
 		if p, ok := pkPos[c.ID]; ok {
 			col.PrimaryKey = true
@@ -177,4 +173,17 @@ func dupKeyString(vals []any) string {
 		}
 	}
 	return strings.Join(parts, "-")
+}
+
+// columnDefault rebuilds a stored default. Literals are resolved here once;
+// expressions (NOW(), ...) are left for the planner to resolve.
+func columnDefault(ctx *gms.Context, s string, typ gms.Type, nullable bool) *gms.ColumnDefaultValue {
+	d, err := planbuilder.StringToColumnDefaultValue(ctx, s)
+	if err == nil && d.Literal {
+		d.OutType, d.ReturnNil = typ, nullable
+		if d.Resolved() {
+			return d
+		}
+	}
+	return gms.NewUnresolvedColumnDefaultValue(s)
 }

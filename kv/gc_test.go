@@ -1,0 +1,224 @@
+package kv
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// gcOpts makes every version older than "now" eligible, so only live
+// transactions and holds protect history.
+func gcOpts(o *Options) { o.GCLifetime = time.Nanosecond }
+
+func TestGCRespectsLiveTxnAndHold(t *testing.T) {
+	s := openTest(t, gcOpts)
+	commitWrites(t, s, "k", "v1", "other", "x")
+	old := s.Begin()
+	ts2 := commitWrites(t, s, "k", "v2")
+	release := s.HoldSafePoint(ts2, "test")
+	commitWrites(t, s, "k", "v3")
+	commitWrites(t, s, "k", "v4")
+
+	removed, err := s.RunGC()
+	must(t, err)
+	if removed != 0 || rawVersions(t, s)["k"] != 4 {
+		t.Fatalf("GC removed %d with a live snapshot at v1; k has %d versions", removed, rawVersions(t, s)["k"])
+	}
+	if sp := s.SafePoint(); sp > old.StartTS() {
+		t.Fatalf("safe point %d above live snapshot %d", sp, old.StartTS())
+	}
+	wantGet(t, old, "k", "v1")
+	old.Rollback()
+
+	// The hold at v2 now bounds GC: v1 goes, v2 stays readable at ts2.
+	removed, err = s.RunGC()
+	must(t, err)
+	if removed != 1 || rawVersions(t, s)["k"] != 3 {
+		t.Fatalf("removed %d, k has %d versions; want 1 and 3", removed, rawVersions(t, s)["k"])
+	}
+	atHold := s.beginAt(ts2)
+	wantGet(t, atHold, "k", "v2")
+	wantGet(t, atHold, "other", "x")
+	atHold.Rollback()
+
+	release()
+	release() // idempotent
+	removed, err = s.RunGC()
+	must(t, err)
+	if removed != 2 {
+		t.Fatalf("removed %d after release, want 2", removed)
+	}
+	if v := rawVersions(t, s); v["k"] != 1 || v["other"] != 1 {
+		t.Fatalf("versions after GC: %v", v)
+	}
+	txn := s.Begin()
+	wantGet(t, txn, "k", "v4")
+	wantGet(t, txn, "other", "x")
+	txn.Rollback()
+	if sp := s.SafePoint(); sp < ts2 {
+		t.Fatalf("safe point %d did not advance past %d", sp, ts2)
+	}
+}
+
+func TestGCLifetimeKeepsRecentHistory(t *testing.T) {
+	s := openTest(t, func(o *Options) { o.GCLifetime = time.Hour })
+	for i := range 5 {
+		commitWrites(t, s, "k", strconv.Itoa(i))
+	}
+	removed, err := s.RunGC()
+	must(t, err)
+	if removed != 0 || rawVersions(t, s)["k"] != 5 {
+		t.Fatalf("GC removed %d versions younger than the lifetime", removed)
+	}
+}
+
+func TestGCDropsDeletedKeys(t *testing.T) {
+	s := openTest(t, gcOpts)
+	// One long history crossing several GC batches, ending in a tombstone.
+	const n = 2*gcBatchSize + 100
+	for i := range n {
+		commitWrites(t, s, "big", strconv.Itoa(i), fmt.Sprintf("k%04d", i%50), "x")
+	}
+	commitWrites(t, s, "big", "<del>", "k0001", "<del>")
+	removed, err := s.RunGC()
+	must(t, err)
+	// All of big, and of k0001 including its tombstone; all but the newest
+	// version of the other 49 keys.
+	if want := (n + 1) + (n - 49 + 1); removed != want {
+		t.Fatalf("removed %d, want %d", removed, want)
+	}
+	v := rawVersions(t, s)
+	if v["big"] != 0 || v["k0001"] != 0 || v["k0002"] != 1 || len(v) != 49 {
+		t.Fatalf("versions after GC: big=%d k0001=%d k0002=%d keys=%d", v["big"], v["k0001"], v["k0002"], len(v))
+	}
+	txn := s.Begin()
+	defer txn.Rollback()
+	wantGet(t, txn, "big", "<none>")
+	if got := len(scanTxn(t, txn, nil, nil, false)); got != 49 {
+		t.Fatalf("scan after GC: %d keys", got)
+	}
+}
+
+// TestGCRandomized compares reads at several timestamps at or above the
+// safe point before and after GC, and checks that GC leaves exactly the
+// versions such readers can need.
+func TestGCRandomized(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			s := openTest(t, gcOpts)
+			rng := rand.New(rand.NewPCG(seed, 99))
+			keys := keyPool(rng, 20)
+			m, stamps := randomHistory(t, s, rng, keys, 250)
+			sp := stamps[len(stamps)/3+rng.IntN(len(stamps)/2)]
+			release := s.HoldSafePoint(sp, "test")
+			defer release()
+
+			views := []uint64{sp, stamps[len(stamps)-1]}
+			for range 4 {
+				if ts := stamps[rng.IntN(len(stamps))]; ts >= sp {
+					views = append(views, ts, ts+1)
+				}
+			}
+			for _, ts := range views {
+				txn := s.beginAt(ts)
+				checkView(t, txn, m.at(ts), keys, rng)
+				txn.Rollback()
+			}
+
+			removed, err := s.RunGC()
+			must(t, err)
+			if got := s.SafePoint(); got != sp {
+				t.Fatalf("safe point %d, want the hold at %d", got, sp)
+			}
+			// Per key: everything newer than sp, plus the version visible
+			// at sp unless it is a tombstone.
+			wantRemoved := 0
+			raw := rawVersions(t, s)
+			for k, vs := range m {
+				keep := 0
+				for i := len(vs) - 1; i >= 0; i-- {
+					if vs[i].ts > sp {
+						keep++
+						continue
+					}
+					if !vs[i].del {
+						keep++
+					}
+					break
+				}
+				wantRemoved += len(vs) - keep
+				if raw[k] != keep {
+					t.Fatalf("key %q: %d versions after GC, want %d", k, raw[k], keep)
+				}
+			}
+			if removed != wantRemoved || removed == 0 {
+				t.Fatalf("removed %d, want %d", removed, wantRemoved)
+			}
+			for _, ts := range views {
+				txn := s.beginAt(ts)
+				checkView(t, txn, m.at(ts), keys, rng)
+				txn.Rollback()
+			}
+		})
+	}
+}
+
+func TestGCConcurrentWithTraffic(t *testing.T) {
+	s := openTest(t, func(o *Options) {
+		o.GCLifetime = time.Nanosecond
+		o.GCInterval = 5 * time.Millisecond
+	})
+	const accounts = 8
+	for i := range accounts {
+		commitWrites(t, s, fmt.Sprintf("acct%02d", i), "100")
+	}
+	deadline := time.Now().Add(500 * time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for time.Now().Before(deadline) {
+			txn := s.Begin()
+			transfer(t, txn, rng.IntN(accounts), rng.IntN(accounts), rng.IntN(5))
+			if _, err := txn.Commit(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for time.Now().Before(deadline) {
+		txn := s.Begin()
+		reverse := time.Now().UnixNano()%2 == 0
+		first := sumAccounts(t, scanTxn(t, txn, nil, nil, reverse))
+		// Let background GC run while this snapshot stays open.
+		time.Sleep(time.Millisecond)
+		second := sumAccounts(t, scanTxn(t, txn, nil, nil, !reverse))
+		txn.Rollback()
+		if first != accounts*100 || second != first {
+			t.Fatalf("sums %d and %d, want %d", first, second, accounts*100)
+		}
+	}
+	<-done
+	// Background GC eventually trims every account to a single version.
+	waitFor(t, 5*time.Second, func() bool {
+		for _, n := range rawVersions(t, s) {
+			if n != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func sumAccounts(t testing.TB, pairs []kvPair) int {
+	t.Helper()
+	sum := 0
+	for _, p := range pairs {
+		n, err := strconv.Atoi(p.v)
+		must(t, err)
+		sum += n
+	}
+	return sum
+}
