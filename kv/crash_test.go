@@ -55,12 +55,14 @@ func TestCrashChild(t *testing.T) {
 				n := int(seq.Add(1))
 				for {
 					txn := s.Begin()
-					a, b := rng.IntN(crashAccounts), rng.IntN(crashAccounts)
-					transfer(t, txn, a, b, 1+rng.IntN(10))
+					err := transfer(txn, rng.IntN(crashAccounts), rng.IntN(crashAccounts), 1+rng.IntN(10))
 					for j := range crashMarkers {
-						must(t, txn.Set(crashMarkerKey(n, j), []byte(strconv.Itoa(n))))
+						err = errors.Join(err, txn.Set(crashMarkerKey(n, j), []byte(strconv.Itoa(n))))
 					}
-					ts, err := txn.Commit()
+					var ts uint64
+					if err == nil {
+						ts, err = txn.Commit()
+					}
 					if errors.Is(err, ErrWriteConflict) {
 						continue
 					}

@@ -176,13 +176,17 @@ func TestGCConcurrentWithTraffic(t *testing.T) {
 	}
 	deadline := time.Now().Add(500 * time.Millisecond)
 	done := make(chan struct{})
+	defer func() { <-done }()
 	go func() {
 		defer close(done)
 		rng := rand.New(rand.NewPCG(3, 4))
 		for time.Now().Before(deadline) {
 			txn := s.Begin()
-			transfer(t, txn, rng.IntN(accounts), rng.IntN(accounts), rng.IntN(5))
-			if _, err := txn.Commit(); err != nil {
+			err := transfer(txn, rng.IntN(accounts), rng.IntN(accounts), rng.IntN(5))
+			if err == nil {
+				_, err = txn.Commit()
+			}
+			if err != nil {
 				t.Error(err)
 				return
 			}
@@ -200,7 +204,6 @@ func TestGCConcurrentWithTraffic(t *testing.T) {
 			t.Fatalf("sums %d and %d, want %d", first, second, accounts*100)
 		}
 	}
-	<-done
 	// Background GC eventually trims every account to a single version.
 	waitFor(t, 5*time.Second, func() bool {
 		for _, n := range rawVersions(t, s) {

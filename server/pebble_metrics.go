@@ -17,15 +17,15 @@ func newPebbleCollector(store *kv.Store) *pebbleCollector {
 		return prometheus.NewDesc("reorgdb_pebble_"+name, help, nil, nil)
 	}
 	return &pebbleCollector{store: store, descs: map[string]*prometheus.Desc{
-		"disk_bytes":       d("disk_usage_bytes", "Bytes of disk used by the store."),
-		"memtable_bytes":   d("memtable_bytes", "Bytes in memtables."),
-		"l0_files":         d("l0_files", "Files in level 0."),
-		"compactions":      d("compactions_total", "Compactions completed."),
-		"flushes":          d("flushes_total", "Memtable flushes completed."),
-		"cache_hits":       d("block_cache_hits_total", "Block cache hits."),
-		"cache_misses":     d("block_cache_misses_total", "Block cache misses."),
-		"wal_bytes":        d("wal_bytes_written_total", "Bytes written to the WAL."),
-		"read_amp":         d("read_amplification", "Read amplification of the LSM."),
+		"disk_bytes":     d("disk_usage_bytes", "Bytes of disk used by the store."),
+		"memtable_bytes": d("memtable_bytes", "Bytes in memtables."),
+		"l0_files":       d("l0_files", "Files in level 0."),
+		"compactions":    d("compactions_total", "Compactions completed."),
+		"flushes":        d("flushes_total", "Memtable flushes completed."),
+		"cache_hits":     d("block_cache_hits_total", "Block cache hits."),
+		"cache_misses":   d("block_cache_misses_total", "Block cache misses."),
+		"wal_bytes":      d("wal_bytes_written_total", "Bytes written to the WAL."),
+		"read_amp":       d("read_amplification", "Read amplification of the LSM."),
 	}}
 }
 

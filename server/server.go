@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
 
 	"github.com/reorgdb/reorgdb/kv"
 	rsql "github.com/reorgdb/reorgdb/sql"
@@ -59,6 +60,14 @@ type Server struct {
 func Start(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	// go-mysql-server logs through logrus, at warning level for every
+	// failed statement (each retried 1213 of a benchmark); keep only its
+	// errors unless debugging.
+	if cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		logrus.SetLevel(logrus.DebugLevel)
+	} else {
+		logrus.SetLevel(logrus.ErrorLevel)
 	}
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"

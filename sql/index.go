@@ -52,10 +52,10 @@ func (i *Index) ColumnExpressionTypes() []gms.ColumnExpressionType {
 	}
 	return out
 }
-func (i *Index) CanSupport(*gms.Context, ...gms.Range) bool   { return true }
-func (i *Index) CanSupportOrderBy(expr gms.Expression) bool   { return false }
-func (i *Index) Order() gms.IndexOrder                        { return gms.IndexOrderAsc }
-func (i *Index) Reversible() bool                             { return true }
+func (i *Index) CanSupport(*gms.Context, ...gms.Range) bool { return true }
+func (i *Index) CanSupportOrderBy(expr gms.Expression) bool { return false }
+func (i *Index) Order() gms.IndexOrder                      { return gms.IndexOrderAsc }
+func (i *Index) Reversible() bool                           { return true }
 func (i *Index) PrefixLengths() []uint16 {
 	has := false
 	out := make([]uint16, len(i.ix.prefix))

@@ -66,13 +66,13 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 			return nil, fmt.Errorf("column %s: type %q: %w", c.Name, c.Type, err)
 		}
 		col := &gms.Column{
-			Name:          c.Name,
-			Type:          typ,
-			Nullable:      c.Nullable,
-			Source:        def.Name,
+			Name:           c.Name,
+			Type:           typ,
+			Nullable:       c.Nullable,
+			Source:         def.Name,
 			DatabaseSource: dbName,
-			AutoIncrement: c.AutoIncrement,
-			Comment:       c.Comment,
+			AutoIncrement:  c.AutoIncrement,
+			Comment:        c.Comment,
 		}
 		if c.HasDefault {
 			col.Default = columnDefault(ctx, c.Default, typ, c.Nullable)

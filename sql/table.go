@@ -21,19 +21,19 @@ type Table struct {
 }
 
 var (
-	_ gms.Table                = (*Table)(nil)
-	_ gms.InsertableTable      = (*Table)(nil)
-	_ gms.UpdatableTable       = (*Table)(nil)
-	_ gms.DeletableTable       = (*Table)(nil)
-	_ gms.ReplaceableTable     = (*Table)(nil)
-	_ gms.TruncateableTable    = (*Table)(nil)
-	_ gms.AutoIncrementTable   = (*Table)(nil)
+	_ gms.Table                 = (*Table)(nil)
+	_ gms.InsertableTable       = (*Table)(nil)
+	_ gms.UpdatableTable        = (*Table)(nil)
+	_ gms.DeletableTable        = (*Table)(nil)
+	_ gms.ReplaceableTable      = (*Table)(nil)
+	_ gms.TruncateableTable     = (*Table)(nil)
+	_ gms.AutoIncrementTable    = (*Table)(nil)
 	_ gms.IndexAddressableTable = (*Table)(nil)
-	_ gms.IndexedTable         = (*Table)(nil)
-	_ gms.IndexAlterableTable  = (*Table)(nil)
-	_ gms.ProjectedTable       = (*Table)(nil)
-	_ gms.PrimaryKeyTable      = (*Table)(nil)
-	_ gms.CommentedTable       = (*Table)(nil)
+	_ gms.IndexedTable          = (*Table)(nil)
+	_ gms.IndexAlterableTable   = (*Table)(nil)
+	_ gms.ProjectedTable        = (*Table)(nil)
+	_ gms.PrimaryKeyTable       = (*Table)(nil)
+	_ gms.CommentedTable        = (*Table)(nil)
 )
 
 func (t *Table) Name() string   { return t.m.def.Name }
@@ -183,11 +183,11 @@ func (t *Table) decodeRow(handle int64, val []byte, full bool) (gms.Row, error) 
 
 // recordIter streams the rows of a record-key range.
 type recordIter struct {
-	t    *Table
-	ctx  *gms.Context
-	txn  *kv.Txn
-	it   kv.Iterator
-	n    int
+	t   *Table
+	ctx *gms.Context
+	txn *kv.Txn
+	it  kv.Iterator
+	n   int
 }
 
 func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
