@@ -180,6 +180,13 @@ func parseType(s string) (gms.Type, error) {
 	if err != nil {
 		return nil, fmt.Errorf("type %q: %w", s, err)
 	}
+	// A type's text leaves out the default collation, and parsing it back
+	// leaves the collation unspecified, which breaks LIKE and comparisons.
+	if ct, ok := t.(gms.TypeWithCollation); ok && ct.Collation() == gms.Collation_Unspecified {
+		if t, err = ct.WithNewCollation(gms.Collation_Default); err != nil {
+			return nil, err
+		}
+	}
 	typeCache.Store(s, t)
 	return t, nil
 }
