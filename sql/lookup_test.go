@@ -130,7 +130,7 @@ func testLookups(t *testing.T, seed int64) {
 	expectRows(t, db, fmt.Sprintf("SELECT id FROM t WHERE id <= %d ORDER BY id DESC LIMIT 2", lo),
 		fmt.Sprint(all[10].id), fmt.Sprint(all[9].id))
 	// The planner really uses the indexes.
-	for _, q := range []string{"SELECT * FROM t WHERE id = 5", "SELECT * FROM t WHERE k = 5", "SELECT * FROM t WHERE c = 'a'"} {
+	for _, q := range []string{"SELECT * FROM t WHERE id BETWEEN 5 AND 9", "SELECT * FROM t WHERE k = 5", "SELECT * FROM t WHERE c = 'a'"} {
 		plan := strings.Join(rows(t, db, "EXPLAIN PLAN "+q), "\n")
 		if !strings.Contains(plan, "IndexedTableAccess") {
 			t.Fatalf("%s does not use an index:\n%s", q, plan)
