@@ -1,0 +1,96 @@
+package sql
+
+import (
+	"bytes"
+	"fmt"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// CheckTable compares every public index of a table with its rows at one
+// snapshot: each row must have exactly its entries, and each entry must
+// belong to a row. It reports the first mismatch.
+func (e *Engine) CheckTable(dbName, tableName string) error {
+	s := e.cat.Current()
+	db, ok := s.Database(dbName)
+	if !ok {
+		return gms.ErrDatabaseNotFound.New(dbName)
+	}
+	def, ok := s.Table(db.ID, tableName)
+	if !ok {
+		return gms.ErrTableNotFound.New(tableName)
+	}
+	m, err := metaFor(db.Name, def)
+	if err != nil {
+		return err
+	}
+	txn := e.store.Begin()
+	defer txn.Rollback()
+	return checkTable(txn, m)
+}
+
+func checkTable(txn *kv.Txn, m *tableMeta) error {
+	tbl := &Table{m: m}
+	ed := &editor{t: tbl, tx: &Transaction{txn: txn}}
+	counts := map[int64]int{}
+	prefix := codec.RecordPrefix(m.def.ID)
+	it := txn.NewIter(prefix, codec.PrefixEnd(prefix), false)
+	defer it.Close()
+	for ; it.Valid(); it.Next() {
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return err
+		}
+		row, err := tbl.decodeRow(h, it.Value(), true)
+		if err != nil {
+			return err
+		}
+		ents, err := ed.entries(row, h, func(ix *indexMeta) bool { return ix.state() == catalog.StatePublic })
+		if err != nil {
+			return err
+		}
+		for _, ent := range ents {
+			v, found, err := txn.Get(ent.key)
+			if err != nil {
+				return err
+			}
+			if !found || !bytes.Equal(v, ent.value) {
+				return fmt.Errorf("index %s.%s: row with handle %d has no entry %x", m.def.Name, ent.ix.name(), h, ent.key)
+			}
+			counts[ent.ix.def.ID]++
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	for _, ix := range m.indexes {
+		if ix.isHandleIndex() || ix.state() != catalog.StatePublic {
+			continue
+		}
+		p := codec.IndexPrefix(m.def.ID, ix.def.ID)
+		iit := txn.NewIter(p, codec.PrefixEnd(p), false)
+		n := 0
+		for ; iit.Valid(); iit.Next() {
+			n++
+			if n > counts[ix.def.ID] {
+				h, _ := handleFromIndexEntry(iit.Key(), iit.Value(), len(ix.pos))
+				err := fmt.Errorf("index %s.%s: entry %x (handle %d) has no row", m.def.Name, ix.name(), iit.Key(), h)
+				iit.Close()
+				return err
+			}
+		}
+		err := iit.Err()
+		iit.Close()
+		if err != nil {
+			return err
+		}
+		if n != counts[ix.def.ID] {
+			return fmt.Errorf("index %s.%s: %d entries for %d rows", m.def.Name, ix.name(), n, counts[ix.def.ID])
+		}
+	}
+	return nil
+}
