@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Side-by-side sysbench benchmark of ReorgDB and MariaDB on this machine.
+#   scripts/bench-sysbench.sh [rows] [seconds] [threads]
+# Prints one Markdown table; needs sysbench and mariadb-server (apt-get).
+set -euo pipefail
+ROWS=${1:-2000000}
+SECS=${2:-60}
+THREADS=${3:-4}
+cd "$(dirname "$0")/.."
+WORK=$(mktemp -d /tmp/reorgdb-bench.XXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+go build -o "$WORK/reorgdb" ./cmd/reorgdb
+
+peak_rss_mib() { awk '/VmHWM/ {printf "%d", $2/1024}' "/proc/$1/status"; }
+
+wait_port() {
+  for _ in $(seq 1 100); do
+    if mysql -h127.0.0.1 -P"$1" -uroot -e 'select 1' >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "server on port $1 did not start" >&2; return 1
+}
+
+# run_suite NAME PORT PID: prepare, then the three workloads.
+run_suite() {
+  local name=$1 port=$2 pid=$3
+  local sb=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root
+            --mysql-db=sbtest --tables=1 --table-size="$ROWS")
+  mysql -h127.0.0.1 -P"$port" -uroot -e 'DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest'
+  local t0 t1
+  t0=$(date +%s.%N)
+  sysbench oltp_read_write "${sb[@]}" prepare >/dev/null
+  t1=$(date +%s.%N)
+  printf '| %s | prepare %s rows | %.1f s | | | | |\n' "$name" "$ROWS" "$(echo "$t1 - $t0" | bc)"
+  for wl in oltp_point_select oltp_read_only oltp_read_write; do
+    local out
+    out=$(sysbench "$wl" "${sb[@]}" --threads="$THREADS" --time="$SECS" --report-interval=0 run)
+    local tps qps p95 errs
+    tps=$(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p')
+    qps=$(echo "$out" | sed -n 's/.*queries: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p')
+    p95=$(echo "$out" | sed -n 's/.*95th percentile: *\([0-9.]*\).*/\1/p')
+    errs=$(echo "$out" | sed -n 's/.*ignored errors: *\([0-9]*\).*/\1/p')
+    printf '| %s | %s | | %s | %s | %s | %s |\n' "$name" "$wl" "$tps" "$qps" "$p95" "$errs"
+  done
+  printf '| %s | peak RSS | %s MiB | | | | |\n' "$name" "$(peak_rss_mib "$pid")"
+}
+
+echo "| server | step | time | TPS | QPS | p95 ms | ignored errors |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+
+"$WORK/reorgdb" serve --data-dir "$WORK/reorgdb-data" --port 4400 --status-port 10480 --log-level warn 2>"$WORK/reorgdb.log" &
+RPID=$!
+wait_port 4400
+run_suite ReorgDB 4400 $RPID
+kill $RPID; wait $RPID 2>/dev/null || true
+
+if command -v mariadbd >/dev/null; then
+  mariadb-install-db --datadir="$WORK/mdb" --user=root >/dev/null 2>&1
+  mariadbd --datadir="$WORK/mdb" --port=3407 --socket="$WORK/mdb.sock" --user=root \
+    --skip-grant-tables --bind-address=127.0.0.1 2>"$WORK/mariadb.log" &
+  MPID=$!
+  wait_port 3407
+  run_suite "MariaDB $(mariadbd --version | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)" 3407 $MPID
+  kill $MPID; wait $MPID 2>/dev/null || true
+fi
