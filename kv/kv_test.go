@@ -623,3 +623,43 @@ func TestLargeWriteBufferScan(t *testing.T) {
 	}
 	checkView(t, txn, want, keys, rand.New(rand.NewPCG(5, 5)))
 }
+
+// TestInflightCommitsHoldReadTS drives the in-flight queue directly: ReadTS
+// stays below the oldest unapplied commit, and a commit that finishes first
+// waits for its predecessors before reporting success.
+func TestInflightCommitsHoldReadTS(t *testing.T) {
+	s := openTest(t, nil)
+	ts1, err := s.beginCommit()
+	must(t, err)
+	ts2, err := s.beginCommit()
+	must(t, err)
+	if ts2 <= ts1 {
+		t.Fatalf("timestamps %d, %d", ts1, ts2)
+	}
+	if r := s.ReadTS(); r != ts1-1 {
+		t.Fatalf("ReadTS %d with %d in flight, want %d", r, ts1, ts1-1)
+	}
+	if txn := s.Begin(); txn.StartTS() != ts1-1 {
+		t.Fatalf("Begin at %d, want %d", txn.StartTS(), ts1-1)
+	} else {
+		txn.Rollback()
+	}
+	ended := make(chan struct{})
+	go func() {
+		s.endCommit(ts2)
+		close(ended)
+	}()
+	select {
+	case <-ended:
+		t.Fatal("later commit returned before the earlier one was applied")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if r := s.ReadTS(); r != ts1-1 {
+		t.Fatalf("ReadTS %d, want %d", r, ts1-1)
+	}
+	s.endCommit(ts1)
+	<-ended
+	if r := s.ReadTS(); r != ts2 {
+		t.Fatalf("ReadTS %d after both applied, want %d", r, ts2)
+	}
+}

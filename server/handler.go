@@ -131,6 +131,9 @@ func fixError(err error) error {
 		if strings.HasPrefix(msg, "incorrect prefix key") {
 			return mysql.NewSQLError(mysql.ERWrongSubKey, "HY000", "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
 		}
+		if strings.HasSuffix(msg, "cannot be altered") {
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'ALTER TABLE column changes' (%s)", msg)
+		}
 		if m := reTableExists.FindStringSubmatch(msg); m != nil {
 			return mysql.NewSQLError(mysql.ERTableExists, "42S01", "Table '%s' already exists", m[1])
 		}

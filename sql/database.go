@@ -2,11 +2,14 @@ package sql
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/kv"
@@ -174,8 +177,13 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 			ix.State = catalog.StatePublic
 			t.Indexes = append(t.Indexes, ix)
 		}
-		// Make sure the definition can be served before it is stored.
+		// Make sure the definition can be served before it is stored, and
+		// that the indexes and constraints go-mysql-server adds after this
+		// call will succeed, so that CREATE TABLE is all or nothing.
 		if _, err := buildMeta(d.def.Name, t); err != nil {
+			return err
+		}
+		if err := precheckCreateTable(ctx.Query(), t); err != nil {
 			return err
 		}
 		ch.PutTable(t)
@@ -362,4 +370,59 @@ func (d *Database) SaveStoredProcedure(*gms.Context, gms.StoredProcedureDetails)
 // DropStoredProcedure implements sql.StoredProcedureDatabase.
 func (d *Database) DropStoredProcedure(_ *gms.Context, name string) error {
 	return gms.ErrStoredProcedureDoesNotExist.New(name)
+}
+
+// precheckCreateTable validates the parts of a CREATE TABLE statement that
+// go-mysql-server applies after the table exists (inline indexes, CHECK
+// constraints), so that a failure leaves no table behind.
+func precheckCreateTable(query string, t *catalog.Table) error {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return nil // not a plain CREATE TABLE text (e.g. internal); nothing to check
+	}
+	ddl, ok := stmt.(*sqlparser.DDL)
+	if !ok || ddl.TableSpec == nil {
+		return nil
+	}
+	for _, c := range ddl.TableSpec.Constraints {
+		if _, ok := c.Details.(*sqlparser.CheckConstraintDefinition); ok {
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+				"This version of ReorgDB doesn't yet support 'CHECK constraints'")
+		}
+	}
+	scratch := t.Clone()
+	for i, ix := range ddl.TableSpec.Indexes {
+		if ix.Info == nil || ix.Info.Primary || ix.Info.Fulltext || ix.Info.Spatial || ix.Info.Vector {
+			continue
+		}
+		cols := make([]gms.IndexColumn, len(ix.Columns))
+		for j, c := range ix.Columns {
+			cols[j].Name = c.Column.String()
+			if c.Length != nil {
+				n, err := strconv.ParseInt(string(c.Length.Val), 10, 64)
+				if err != nil {
+					return err
+				}
+				cols[j].Length = n
+			}
+		}
+		name := ix.Info.Name.String()
+		if name == "" {
+			name = fmt.Sprintf("__precheck_%d", i)
+		}
+		def, err := newIndexDef(scratch, name, cols, ix.Info.Unique)
+		if err != nil {
+			return err
+		}
+		scratch.Indexes = append(scratch.Indexes, def)
+	}
+	for _, c := range ddl.TableSpec.Columns {
+		// Column-level UNIQUE (3), UNIQUE KEY (4) and KEY (5), in vitess's numbering.
+		if k := c.Type.KeyOpt; k >= 3 && k <= 5 {
+			if _, err := newIndexDef(scratch, "__precheck_col_"+c.Name.String(), []gms.IndexColumn{{Name: c.Name.String()}}, k != 5); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

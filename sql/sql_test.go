@@ -228,6 +228,10 @@ func TestErrorCodes(t *testing.T) {
 		{"CREATE INDEX x ON t (ci)", 1235, "collation"},
 		{"DROP INDEX nosuch ON t", 1091, "nosuch"},
 		{"INSERT INTO t (id) VALUES (NULL)", 1048, ""},
+		{"CREATE TABLE chk (a INT, CHECK (a > 0))", 1235, "CHECK"},
+		{"CREATE TABLE badix (a INT, ci VARCHAR(5) COLLATE utf8mb4_0900_ai_ci, KEY (ci))", 1235, "collation"},
+		{"CREATE TABLE badpk (ci VARCHAR(5) COLLATE utf8mb4_0900_ai_ci PRIMARY KEY)", 1235, "collation"},
+		{"ALTER TABLE t ADD COLUMN z INT", 1235, "ALTER TABLE"},
 	}
 	for _, c := range cases {
 		_, err := db.Exec(c.q)
@@ -241,6 +245,7 @@ func TestErrorCodes(t *testing.T) {
 	}
 	// The failed DDL left the catalog unchanged.
 	expectRows(t, db, "SELECT count(*) FROM information_schema.statistics WHERE table_name = 't'", "2")
+	expectRows(t, db, "SHOW TABLES", "t")
 }
 
 func TestTransactions(t *testing.T) {
