@@ -139,7 +139,7 @@ func (g *gcPass) run() error {
 			g.anchored, g.newer = false, 0
 		}
 		switch {
-		case ts >= g.sp:
+		case ts > g.sp:
 			// Readable by someone at or above the safe point.
 			if g.newer++; g.newer > stepsBeforeSeek {
 				g.seek = appendTS(append(g.seek[:0], g.prefix...), g.sp)

@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"io"
-	"net/http"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"

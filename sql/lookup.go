@@ -14,7 +14,9 @@ type kvSpan struct{ start, end []byte }
 
 // lookupRows serves an index lookup: record-key ranges for the clustered
 // integer PK, index-key ranges followed by record point reads otherwise.
-func (t *Table) lookupRows(ctx *gms.Context, txn *kv.Txn, lookup gms.IndexLookup) (gms.RowIter, error) {
+func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLookup) (gms.RowIter, error) {
+	txn := tx.txn
+	lock := lockingRead(ctx, tx)
 	gi, ok := lookup.Index.(*Index)
 	if !ok {
 		return nil, io.ErrUnexpectedEOF
@@ -36,7 +38,7 @@ func (t *Table) lookupRows(ctx *gms.Context, txn *kv.Txn, lookup gms.IndexLookup
 			}
 			spans = append(spans, kvSpan{codec.RecordKey(tid, lo), codec.PrefixEnd(codec.RecordKey(tid, hi))})
 		}
-		return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true}, nil
+		return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true, lock: lock}, nil
 	}
 	keySpans, err := gi.spansFor(ctx, ranges)
 	if err != nil {
@@ -53,7 +55,7 @@ func (t *Table) lookupRows(ctx *gms.Context, txn *kv.Txn, lookup gms.IndexLookup
 		}
 		spans = append(spans, kvSpan{start, end})
 	}
-	return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix}, nil
+	return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock}, nil
 }
 
 // spanIter walks spans in order, yielding rows.
@@ -66,6 +68,7 @@ type spanIter struct {
 	ix      *indexMeta // the index, when !records
 	cur     kv.Iterator
 	n       int
+	lock    bool // SELECT ... FOR UPDATE: lock the rows read
 }
 
 func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
@@ -100,6 +103,9 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 			if _, h, err = codec.DecodeRecordKey(key); err == nil {
 				row, err = s.t.decodeRow(h, val, false)
 			}
+			if err == nil && s.lock {
+				err = lockRow(s.txn, key, val)
+			}
 		} else {
 			row, err = s.rowFromIndexEntry(key, val)
 		}
@@ -119,7 +125,8 @@ func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, found, err := s.txn.Get(codec.RecordKey(s.t.m.def.ID, h))
+	recKey := codec.RecordKey(s.t.m.def.ID, h)
+	rec, found, err := s.txn.Get(recKey)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +134,11 @@ func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
 		// An index entry must always have its row; surface corruption
 		// instead of hiding it.
 		return nil, errIndexInconsistent(s.t.m.def.Name, s.ix.name(), h)
+	}
+	if s.lock {
+		if err := lockRow(s.txn, recKey, rec); err != nil {
+			return nil, err
+		}
 	}
 	return s.t.decodeRow(h, rec, false)
 }

@@ -115,10 +115,10 @@ func (t *Table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 		return nil, err
 	}
 	if t.lookup != nil {
-		return t.lookupRows(ctx, tx.txn, *t.lookup)
+		return t.lookupRows(ctx, tx, *t.lookup)
 	}
 	prefix := codec.RecordPrefix(t.m.def.ID)
-	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), txn: tx.txn}, nil
+	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), txn: tx.txn, lock: lockingRead(ctx, tx)}, nil
 }
 
 // GetIndexes implements sql.IndexAddressable: only public indexes serve reads.
@@ -183,11 +183,12 @@ func (t *Table) decodeRow(handle int64, val []byte, full bool) (gms.Row, error) 
 
 // recordIter streams the rows of a record-key range.
 type recordIter struct {
-	t   *Table
-	ctx *gms.Context
-	txn *kv.Txn
-	it  kv.Iterator
-	n   int
+	t    *Table
+	ctx  *gms.Context
+	txn  *kv.Txn
+	it   kv.Iterator
+	n    int
+	lock bool // SELECT ... FOR UPDATE: lock the rows read
 }
 
 func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
@@ -210,8 +211,37 @@ func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.lock {
+		if err := lockRow(r.txn, r.it.Key(), r.it.Value()); err != nil {
+			return nil, err
+		}
+	}
 	r.it.Next()
 	return row, nil
 }
 
 func (r *recordIter) Close(*gms.Context) error { return r.it.Close() }
+
+// lockingRead reports whether the statement is SELECT ... FOR UPDATE /
+// FOR SHARE / LOCK IN SHARE MODE, which go-mysql-server parses but ignores.
+// A false positive (the words inside a string literal) only makes the
+// transaction conflict more, never answer wrong.
+func lockingRead(ctx *gms.Context, tx *Transaction) bool {
+	if tx.readOnly {
+		return false
+	}
+	q := ctx.Query()
+	if len(q) < 10 {
+		return false
+	}
+	u := strings.ToUpper(q)
+	return strings.Contains(u, "FOR UPDATE") || strings.Contains(u, "FOR SHARE") || strings.Contains(u, "LOCK IN SHARE MODE")
+}
+
+// lockRow makes the transaction conflict with any other that writes the row
+// after this transaction's snapshot: the row is rewritten unchanged, so it
+// joins the write set and commit's first-committer-wins check covers it
+// (optimistic locking, as in TiDB's optimistic mode).
+func lockRow(txn *kv.Txn, key, value []byte) error {
+	return txn.Set(key, value)
+}
