@@ -10,13 +10,18 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-const (
+// Variables rather than constants so tests can shrink them to exercise the
+// batch and iterator turnover paths.
+var (
 	// gcBatchSize bounds each GC deletion batch, so a pass never occupies
 	// the commit pipeline (and the memtable) with one huge write.
 	gcBatchSize = 1024
 	// gcRefreshKeys: a pass re-creates its iterator at least this often so a
 	// long scan does not pin old memtables and sstables for its whole length.
 	gcRefreshKeys = 64 << 10
+	// gcFlushHook, if set, runs after each committed GC batch so tests can
+	// check every intermediate state a reader could observe.
+	gcFlushHook func()
 )
 
 var errClosed = errors.New("kv: store closed")
@@ -116,11 +121,6 @@ func (g *gcPass) run() error {
 	for g.it.Valid() {
 		visited++
 		if visited%gcRefreshKeys == 0 {
-			select {
-			case <-g.s.stopGC:
-				return errClosed
-			default:
-			}
 			if err := g.reopen(bytes.Clone(g.it.Key())); err != nil {
 				return err
 			}
@@ -164,7 +164,7 @@ func (g *gcPass) run() error {
 				return err
 			}
 			g.removed++
-			if g.it.Next() && g.batch.Count() >= gcBatchSize {
+			if g.it.Next() && int(g.batch.Count()) >= gcBatchSize {
 				next := bytes.Clone(g.it.Key())
 				if err := g.flush(); err != nil {
 					return err
@@ -207,11 +207,20 @@ func (g *gcPass) flush() error {
 	// Unsynced: a deletion lost in a crash is simply redone by a later pass.
 	err := g.batch.Commit(pebble.NoSync)
 	g.batch.Reset()
+	if gcFlushHook != nil {
+		gcFlushHook()
+	}
 	return err
 }
 
-// reopen replaces the iterator with a fresh one positioned at key.
+// reopen replaces the iterator with a fresh one positioned at key. It is
+// also where a pass notices that the store is closing.
 func (g *gcPass) reopen(key []byte) error {
+	select {
+	case <-g.s.stopGC:
+		return errClosed
+	default:
+	}
 	if g.it != nil {
 		if err := g.it.Close(); err != nil {
 			g.it = nil

@@ -77,7 +77,7 @@ func TestGCLifetimeKeepsRecentHistory(t *testing.T) {
 func TestGCDropsDeletedKeys(t *testing.T) {
 	s := openTest(t, gcOpts)
 	// One long history crossing several GC batches, ending in a tombstone.
-	const n = 2*gcBatchSize + 100
+	n := 2*gcBatchSize + 100
 	for i := range n {
 		commitWrites(t, s, "big", strconv.Itoa(i), fmt.Sprintf("k%04d", i%50), "x")
 	}
@@ -105,8 +105,13 @@ func TestGCDropsDeletedKeys(t *testing.T) {
 // safe point before and after GC, and checks that GC leaves exactly the
 // versions such readers can need.
 func TestGCRandomized(t *testing.T) {
-	for seed := range uint64(3) {
+	for seed := range uint64(4) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			if seed%2 == 1 {
+				// Tiny batches and frequent iterator refreshes.
+				defer func(b, r int) { gcBatchSize, gcRefreshKeys = b, r }(gcBatchSize, gcRefreshKeys)
+				gcBatchSize, gcRefreshKeys = 3, 7
+			}
 			s := openTest(t, gcOpts)
 			rng := rand.New(rand.NewPCG(seed, 99))
 			keys := keyPool(rng, 20)
@@ -127,6 +132,25 @@ func TestGCRandomized(t *testing.T) {
 				txn.Rollback()
 			}
 
+			if seed%2 == 1 {
+				// Readers must be unaffected at every step of the pass, not
+				// just at its end.
+				flushes := 0
+				gcFlushHook = func() {
+					flushes++
+					for _, ts := range views[:2] {
+						txn := s.beginAt(ts)
+						checkView(t, txn, m.at(ts), keys, rng)
+						txn.Rollback()
+					}
+				}
+				defer func() {
+					gcFlushHook = nil
+					if flushes < 10 {
+						t.Errorf("only %d GC batches", flushes)
+					}
+				}()
+			}
 			removed, err := s.RunGC()
 			must(t, err)
 			if got := s.SafePoint(); got != sp {

@@ -9,7 +9,8 @@ import (
 )
 
 // Iterator iterates over user keys in order (or reverse order). Key and
-// Value are valid until the next call to Next or Close.
+// Value are valid until the next call to Next or Close and must not be
+// modified; they may alias the transaction's write buffer.
 type Iterator interface {
 	Valid() bool
 	Key() []byte

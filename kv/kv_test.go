@@ -116,6 +116,8 @@ func TestIteratorBoundsAndReverse(t *testing.T) {
 	wantScan(t, scanTxn(t, txn, nil, []byte("k1"), true), "k0", "0")
 	wantScan(t, scanTxn(t, txn, []byte("k35"), []byte("k4"), false))
 	wantScan(t, scanTxn(t, txn, []byte("k5"), []byte("k5"), true))
+	wantScan(t, scanTxn(t, txn, []byte("k6"), []byte("k3"), false))
+	wantScan(t, scanTxn(t, txn, []byte("k6"), []byte("k3"), true))
 
 	// Stop early and close mid-way.
 	it := txn.NewIter(nil, nil, true)
@@ -396,6 +398,8 @@ func TestReadYourOwnWrites(t *testing.T) {
 	wantScan(t, scanTxn(t, txn, []byte("b"), []byte("f"), false), "b", "2", "e", "55")
 	wantScan(t, scanTxn(t, txn, []byte("b"), []byte("f"), true), "e", "55", "b", "2")
 	wantScan(t, scanTxn(t, txn, []byte("c"), []byte("e"), true))
+	wantScan(t, scanTxn(t, txn, []byte("f"), []byte("b"), false))
+	wantScan(t, scanTxn(t, txn, []byte("f"), []byte("b"), true))
 
 	// Values handed out are the caller's.
 	v, _, _ := txn.Get([]byte("e"))

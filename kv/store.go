@@ -212,7 +212,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return errors.New("kv: store already closed")
+		return errClosed
 	}
 	s.closed = true
 	s.mu.Unlock()

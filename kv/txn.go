@@ -33,7 +33,8 @@ func newWriteBuffer() *writeBuffer {
 
 // Txn is a snapshot-isolation transaction. Reads see the store as of StartTS
 // plus the transaction's own writes; writes are buffered in memory until
-// Commit. A Txn must be used by one goroutine at a time.
+// Commit. A Txn must be used by one goroutine at a time, and must end with
+// Commit or Rollback: until then it holds GC back at its snapshot.
 type Txn struct {
 	s       *Store
 	startTS uint64
@@ -45,9 +46,11 @@ type Txn struct {
 	bufShared bool
 
 	// pointIter serves Get. Reusing one iterator across the transaction's
-	// point reads avoids per-read iterator setup. Its fixed view of the LSM is
-	// fine: it is created after Begin, so it contains every commit at or
-	// below startTS, and later GC deletions are invisible to it.
+	// point reads halves their cost compared to a fresh iterator each. Its
+	// fixed view of the LSM is fine: it is created after Begin, so it holds
+	// every commit at or below startTS, and later GC deletions are invisible
+	// to it. The price is that a long transaction pins the memtables and
+	// sstables that existed when it first read.
 	pointIter *pebble.Iterator
 	lo, hi    []byte
 

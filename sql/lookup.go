@@ -9,8 +9,8 @@ import (
 	"github.com/reorgdb/reorgdb/kv"
 )
 
-// kvSpan is a range of raw kv keys [start, end).
-type kvSpan struct{ start, end []byte }
+// kvSpan is a range of raw kv keys [start, end), or one key when point is set.
+type kvSpan struct{ start, end, point []byte }
 
 // lookupRows serves an index lookup: record-key ranges for the clustered
 // integer PK, index-key ranges followed by record point reads otherwise.
@@ -36,7 +36,11 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 			if empty {
 				continue
 			}
-			spans = append(spans, kvSpan{codec.RecordKey(tid, lo), codec.PrefixEnd(codec.RecordKey(tid, hi))})
+			if lo == hi {
+				spans = append(spans, kvSpan{point: codec.RecordKey(tid, lo)})
+				continue
+			}
+			spans = append(spans, kvSpan{start: codec.RecordKey(tid, lo), end: codec.PrefixEnd(codec.RecordKey(tid, hi))})
 		}
 		return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true, lock: lock}, nil
 	}
@@ -53,7 +57,7 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 		} else {
 			end = append(append([]byte(nil), prefix...), ks.end...)
 		}
-		spans = append(spans, kvSpan{start, end})
+		spans = append(spans, kvSpan{start: start, end: end})
 	}
 	return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock}, nil
 }
@@ -84,6 +88,14 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 			}
 			sp := s.spans[0]
 			s.spans = s.spans[1:]
+			if sp.point != nil {
+				// A single key: a point read is much cheaper than an iterator.
+				row, err := s.pointRow(sp.point)
+				if err != nil || row != nil {
+					return row, err
+				}
+				continue
+			}
 			s.cur = s.txn.NewIter(sp.start, sp.end, s.reverse)
 		}
 		if !s.cur.Valid() {
@@ -141,6 +153,24 @@ func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
 		}
 	}
 	return s.t.decodeRow(h, rec, false)
+}
+
+// pointRow reads one record by key; nil when it does not exist.
+func (s *spanIter) pointRow(key []byte) (gms.Row, error) {
+	val, found, err := s.txn.Get(key)
+	if err != nil || !found {
+		return nil, err
+	}
+	_, h, err := codec.DecodeRecordKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if s.lock {
+		if err := lockRow(s.txn, key, val); err != nil {
+			return nil, err
+		}
+	}
+	return s.t.decodeRow(h, val, false)
 }
 
 func handleFromIndexEntry(key, val []byte, ncols int) (int64, error) {

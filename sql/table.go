@@ -17,6 +17,7 @@ type Table struct {
 	m       *tableMeta
 	proj    []string // projected column names, nil = all
 	projPos []int    // positions of the projected columns
+	projDec *codec.RowDecoder
 	lookup  *gms.IndexLookup
 }
 
@@ -81,6 +82,11 @@ func (t *Table) WithProjections(cols []string) gms.Table {
 			}
 		}
 	}
+	ids := make([]int64, len(nt.projPos))
+	for i, p := range nt.projPos {
+		ids[i] = t.m.colIDs[p]
+	}
+	nt.projDec = codec.NewRowDecoder(ids)
 	return &nt
 }
 
@@ -155,20 +161,24 @@ func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.Pa
 // decodeRow decodes a stored row into the (projected) output row.
 func (t *Table) decodeRow(handle int64, val []byte, full bool) (gms.Row, error) {
 	m := t.m
-	canon := make([]any, len(m.colIDs))
-	if err := m.decoder.Decode(val, canon); err != nil {
-		return nil, err
-	}
 	if !full && t.projPos != nil {
+		// Decode only the projected columns, straight into the output row.
 		row := make(gms.Row, len(t.projPos))
+		if err := t.projDec.Decode(val, row); err != nil {
+			return nil, err
+		}
 		for i, p := range t.projPos {
-			v, err := fromCanonical(m.kinds[p], m.schema[p].Type, canon[p])
+			v, err := fromCanonical(m.kinds[p], m.schema[p].Type, row[i])
 			if err != nil {
 				return nil, err
 			}
 			row[i] = v
 		}
 		return row, nil
+	}
+	canon := make([]any, len(m.colIDs))
+	if err := m.decoder.Decode(val, canon); err != nil {
+		return nil, err
 	}
 	row := make(gms.Row, len(canon))
 	for p := range canon {
