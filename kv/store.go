@@ -206,8 +206,8 @@ func (s *Store) readMetaUint64(key []byte) (uint64, error) {
 }
 
 // Close stops background GC and closes Pebble. All transactions and
-// iterators must be finished first; Pebble reports leaked iterators as an
-// error.
+// iterators must be finished first (Pebble reports leaked iterators as an
+// error), and the Store must not be used afterwards.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -317,7 +317,7 @@ func (s *Store) endCommit(ts uint64) {
 func (s *Store) allocTSLocked() (uint64, error) {
 	for {
 		if s.closed {
-			return 0, errors.New("kv: store closed")
+			return 0, errClosed
 		}
 		ts := max(s.last+1, wallClock())
 		if ts <= s.hwm {
