@@ -107,6 +107,7 @@ func (s *Session) CommitTransaction(ctx *gms.Context, tx gms.Transaction) error 
 		// statement starts a fresh one, as sysbench's retry expects.
 		ctx.SetTransaction(nil)
 		if errors.Is(err, kv.ErrWriteConflict) {
+			s.e.log.Debug("write conflict", "err", err)
 			s.e.metrics.txnConflicted()
 			return errDeadlock()
 		}
