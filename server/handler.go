@@ -49,12 +49,26 @@ func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
 
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
 	defer h.recoverTo(&err, query)
+	if isAdmin(query) {
+		var res *sqltypes.Result
+		if res, err = h.admin(c, query); err == nil {
+			err = cb(res, false)
+		}
+		return h.done(query, err)
+	}
 	err = h.Handler.ComQuery(ctx, c, query, cb)
 	return h.done(query, err)
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
 	defer h.recoverTo(&err, query)
+	if isAdmin(query) {
+		var res *sqltypes.Result
+		if res, err = h.admin(c, query); err == nil {
+			err = cb(res, false)
+		}
+		return "", h.done(query, err)
+	}
 	rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
 	stmt := query
 	if len(rest) <= len(query) {

@@ -3,6 +3,7 @@ package sql
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 
@@ -14,7 +15,11 @@ import (
 // CheckTable compares every public index of a table with its rows at one
 // snapshot: each row must have exactly its entries, and each entry must
 // belong to a row. It reports the first mismatch.
-func (e *Engine) CheckTable(dbName, tableName string) error {
+func (e *Engine) CheckTable(dbName, tableName string) error { return e.CheckIndex(dbName, tableName, "") }
+
+// CheckIndex is CheckTable for one index (all public indexes when index
+// is empty).
+func (e *Engine) CheckIndex(dbName, tableName, index string) error {
 	s := e.cat.Current()
 	db, ok := s.Database(dbName)
 	if !ok {
@@ -28,12 +33,18 @@ func (e *Engine) CheckTable(dbName, tableName string) error {
 	if err != nil {
 		return err
 	}
+	if index != "" && def.IndexByName(index) == nil {
+		return fmt.Errorf("index not found: %s", index)
+	}
 	txn := e.store.Begin()
 	defer txn.Rollback()
-	return checkTable(txn, m)
+	return checkTable(txn, m, index)
 }
 
-func checkTable(txn *kv.Txn, m *tableMeta) error {
+func checkTable(txn *kv.Txn, m *tableMeta, only string) error {
+	want := func(ix *indexMeta) bool {
+		return !ix.isHandleIndex() && ix.state() == catalog.StatePublic && (only == "" || strings.EqualFold(ix.name(), only))
+	}
 	tbl := &Table{m: m}
 	ed := &editor{t: tbl, tx: &Transaction{txn: txn}}
 	counts := map[int64]int{}
@@ -49,7 +60,7 @@ func checkTable(txn *kv.Txn, m *tableMeta) error {
 		if err != nil {
 			return err
 		}
-		ents, err := ed.entries(row, h, func(ix *indexMeta) bool { return ix.state() == catalog.StatePublic })
+		ents, err := ed.entries(row, h, want)
 		if err != nil {
 			return err
 		}
@@ -68,7 +79,7 @@ func checkTable(txn *kv.Txn, m *tableMeta) error {
 		return err
 	}
 	for _, ix := range m.indexes {
-		if ix.isHandleIndex() || ix.state() != catalog.StatePublic {
+		if !want(ix) {
 			continue
 		}
 		p := codec.IndexPrefix(m.def.ID, ix.def.ID)
@@ -93,4 +104,29 @@ func checkTable(txn *kv.Txn, m *tableMeta) error {
 		}
 	}
 	return nil
+}
+
+// CountIndexEntries counts the secondary-index entries of a table (any
+// index, including ones no longer in the catalog).
+func (e *Engine) CountIndexEntries(dbName, tableName string) int {
+	s := e.cat.Current()
+	db, ok := s.Database(dbName)
+	if !ok {
+		return -1
+	}
+	def, ok := s.Table(db.ID, tableName)
+	if !ok {
+		return -1
+	}
+	txn := e.store.Begin()
+	defer txn.Rollback()
+	lo := codec.IndexPrefix(def.ID, minInt64)
+	hi := codec.RecordPrefix(def.ID)
+	it := txn.NewIter(lo[:len(codec.TablePrefix(def.ID))], hi, false)
+	defer it.Close()
+	n := 0
+	for ; it.Valid(); it.Next() {
+		n++
+	}
+	return n
 }

@@ -186,6 +186,9 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 		if err := precheckCreateTable(ctx.Query(), t); err != nil {
 			return err
 		}
+		if sess, ok := ctx.Session.(*Session); ok {
+			sess.markCreated(ctx, t.ID)
+		}
 		ch.PutTable(t)
 		return nil
 	})

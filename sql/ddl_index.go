@@ -3,23 +3,99 @@ package sql
 import (
 	"errors"
 	"strings"
-	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
-// CreateIndex implements sql.IndexAlterableTable.
-//
-// The index walks absent -> delete-only -> write-only -> write-reorg ->
-// public, waiting at each step until no transaction of the previous schema
-// version is still running (the metadata lock), and is backfilled from the
-// table in small transactions while in write-reorg. A failure walks back
-// and removes every entry.
+// indexer gives package ddl the SQL knowledge it lacks: validating index
+// definitions against column types, and computing a stored row's index
+// entries exactly as DML does.
+type indexer struct{ e *Engine }
+
+func (x indexer) NewIndex(t *catalog.Table, spec ddl.IndexSpec) (*catalog.Index, error) {
+	cols := make([]gms.IndexColumn, len(spec.Columns))
+	for i, c := range spec.Columns {
+		col, _ := t.ColumnByID(c.ColumnID)
+		if col == nil {
+			return nil, mysql.NewSQLError(mysql.ERKeyColumnDoesNotExist, mysql.SSUnknownSQLState, "Key column id %d doesn't exist in table", c.ColumnID)
+		}
+		cols[i] = gms.IndexColumn{Name: col.Name, Length: c.Length}
+	}
+	ix, err := newIndexDef(t, spec.Name, cols, spec.Unique)
+	if err != nil {
+		return nil, sqlToDDLError(err)
+	}
+	ix.Comment = spec.Comment
+	return ix, nil
+}
+
+func (x indexer) Entries(dbName string, t *catalog.Table, ids []int64, h int64, val []byte) ([]ddl.Entry, error) {
+	m, err := metaFor(dbName, t)
+	if err != nil {
+		return nil, err
+	}
+	tbl := &Table{m: m}
+	row, err := tbl.decodeRow(h, val, true)
+	if err != nil {
+		return nil, err
+	}
+	ed := &editor{t: tbl}
+	ents, err := ed.entries(row, h, func(ix *indexMeta) bool {
+		for _, id := range ids {
+			if ix.def != nil && ix.def.ID == id {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ddl.Entry, len(ents))
+	for i, e := range ents {
+		vals := make([]string, len(e.ix.pos))
+		for k, p := range e.ix.pos {
+			vals[k] = displayValue(row[p])
+		}
+		out[i] = ddl.Entry{IndexID: e.ix.def.ID, Key: e.key, Value: e.value, Unique: e.unique, Display: joinDash(vals)}
+	}
+	return out, nil
+}
+
+// sqlToDDLError keeps a MySQL error's code when it crosses into a job.
+func sqlToDDLError(err error) error {
+	var se *mysql.SQLError
+	if errors.As(err, &se) {
+		return &ddl.Error{Code: uint16(se.Num), Msg: se.Message}
+	}
+	return err
+}
+
+// ddlToSQLError turns a job's error back into a MySQL error.
+func ddlToSQLError(err error) error {
+	var de *ddl.Error
+	if errors.As(err, &de) {
+		state := mysql.SSUnknownSQLState
+		if de.Code == mysql.ERDupEntry {
+			state = mysql.SSDupKey
+		}
+		return mysql.NewSQLError(int(de.Code), state, "%s", de.Msg)
+	}
+	return err
+}
+
+// CreateIndex implements sql.IndexAlterableTable: an online ADD INDEX job
+// (see package ddl). go-mysql-server calls it once per ADD INDEX clause of
+// an ALTER; the first call submits one job for all the statement's
+// indexes, so that they are built from one scan and become public
+// together, and the later calls find their index done.
 func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 	if def.IsFullText() || def.IsSpatial() || def.IsVector() {
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
@@ -30,190 +106,137 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 			"This version of ReorgDB doesn't yet support 'adding a primary key to an existing table'")
 	}
 	e := t.db.e
-	e.ddlMu.Lock()
-	defer e.ddlMu.Unlock()
-	self, _ := ctx.GetTransaction().(*Transaction)
-
-	tableID := t.m.def.ID
-	var ixID int64
-	name := def.Name
-	setState := func(st catalog.IndexState) (*catalog.Schema, error) {
-		var out *catalog.Schema
-		err := e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
-			cur, ok := ch.Schema().TableByID(tableID)
+	sess, _ := ctx.Session.(*Session)
+	if sess != nil && sess.stmtDone(ctx, t.m.def.ID, def.Name) {
+		return nil
+	}
+	if sess != nil && sess.createdInStatement(ctx, t.m.def.ID) {
+		// The table was created by this very statement (CREATE TABLE with
+		// inline indexes): nobody else can see it, so the index is public
+		// at once.
+		return e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
+			cur, ok := ch.Schema().TableByID(t.m.def.ID)
 			if !ok {
 				return gms.ErrTableNotFound.New(t.Name())
 			}
 			nt := cur.Clone()
-			if st == catalog.StateDeleteOnly && ixID == 0 {
-				if name == "" {
-					name = generatedIndexName(nt, def.Columns)
-				}
-				ix, err := newIndexDef(nt, name, def.Columns, def.IsUnique())
-				if err != nil {
-					return err
-				}
-				ix.Comment = def.Comment
-				ix.State = st
-				nt.Indexes = append(nt.Indexes, ix)
-				ixID = ix.ID
-			} else {
-				found := false
-				for i, ix := range nt.Indexes {
-					if ix.ID == ixID {
-						found = true
-						if st == catalog.StateAbsent {
-							nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
-						} else {
-							ix.State = st
-						}
-						break
-					}
-				}
-				if !found {
-					return errors.New("reorgdb: index vanished during its build")
-				}
+			name := def.Name
+			if name == "" {
+				name = generatedIndexName(nt, def.Columns)
 			}
+			ix, err := newIndexDef(nt, name, def.Columns, def.IsUnique())
+			if err != nil {
+				return err
+			}
+			ix.Comment = def.Comment
+			ix.State = catalog.StatePublic
+			nt.Indexes = append(nt.Indexes, ix)
 			ch.PutTable(nt)
 			return nil
 		})
+	}
+
+	defs := []gms.IndexDef{def}
+	if more := alterIndexClauses(ctx.Query(), t.Name()); len(more) > 1 {
+		defs = more
+	}
+	specs := make([]ddl.IndexSpec, 0, len(defs))
+	for _, d := range defs {
+		if d.IsFullText() || d.IsSpatial() || d.IsVector() || d.IsPrimary() {
+			continue
+		}
+		spec := ddl.IndexSpec{Name: d.Name, Unique: d.IsUnique(), Comment: d.Comment}
+		for _, c := range d.Columns {
+			col, _ := t.m.def.ColumnByName(c.Name)
+			if col == nil {
+				return mysql.NewSQLError(mysql.ERKeyColumnDoesNotExist, mysql.SSUnknownSQLState, "Key column '%s' doesn't exist in table", c.Name)
+			}
+			spec.Columns = append(spec.Columns, catalog.IndexColumn{ColumnID: col.ID, Length: c.Length})
+		}
+		if spec.Name == "" {
+			spec.Name = generatedIndexName(t.m.def, d.Columns)
+		}
+		specs = append(specs, spec)
+	}
+	// Validate now, against the current definition, so that a bad
+	// statement fails at once and never becomes a job.
+	scratch := t.m.def.Clone()
+	for _, spec := range specs {
+		ix, err := (indexer{e}).NewIndex(scratch, spec)
 		if err != nil {
-			return nil, err
+			return ddlToSQLError(err)
 		}
-		out = e.cat.Current()
-		return out, e.waitSchema(ctx, out.Version, self)
+		scratch.Indexes = append(scratch.Indexes, ix)
 	}
-
-	rollback := func(cause error) error {
-		if ixID == 0 {
-			return cause
-		}
-		// Walk back so that no transaction still writes the index when its
-		// entries are removed.
-		if _, err := setState(catalog.StateDeleteOnly); err != nil {
-			e.log.Error("roll back index", "index", name, "err", err)
-		}
-		if _, err := setState(catalog.StateAbsent); err != nil {
-			e.log.Error("roll back index", "index", name, "err", err)
-		}
-		prefix := codec.IndexPrefix(tableID, ixID)
-		if err := e.deleteRange(prefix, codec.PrefixEnd(prefix)); err != nil {
-			e.log.Error("remove index entries", "index", name, "err", err)
-		}
-		return cause
-	}
-
-	for _, st := range []catalog.IndexState{catalog.StateDeleteOnly, catalog.StateWriteOnly, catalog.StateWriteReorg} {
-		if _, err := setState(st); err != nil {
-			return rollback(err)
-		}
-	}
-	s := e.cat.Current()
-	td, _ := s.TableByID(tableID)
-	m, err := metaFor(t.db.def.Name, td)
+	id, err := e.DDL.SubmitAddIndex(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), specs)
 	if err != nil {
-		return rollback(err)
+		return err
 	}
-	var ix *indexMeta
-	for _, x := range m.indexes {
-		if x.def != nil && x.def.ID == ixID {
-			ix = x
-		}
+	// The issuing transaction must not hold the job's metadata lock.
+	if tx, ok := ctx.GetTransaction().(*Transaction); ok && tx != nil {
+		tx.lease.Renew(1 << 62)
 	}
-	if err := e.backfill(ctx, m, ix); err != nil {
-		return rollback(err)
+	err = e.DDL.Wait(ctx, id)
+	if tx, ok := ctx.GetTransaction().(*Transaction); ok && tx != nil {
+		tx.schema = e.cat.Current()
+		tx.lease.Renew(tx.schema.Version)
 	}
-	if _, err := setState(catalog.StatePublic); err != nil {
-		return rollback(err)
+	if err != nil {
+		return ddlToSQLError(err)
+	}
+	if sess != nil && len(specs) > 1 {
+		sess.markDone(ctx, t.m.def.ID, specs)
 	}
 	return nil
 }
 
-// backfill writes the index entries of every existing row, in batches of
-// transactions that retry on write conflicts with user transactions.
-func (e *Engine) backfill(ctx *gms.Context, m *tableMeta, ix *indexMeta) error {
-	const batch = 256
-	tableID := m.def.ID
-	next := codec.RecordPrefix(tableID)
-	end := codec.PrefixEnd(next)
-	tbl := &Table{m: m}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var resume []byte
-		for attempt := 0; ; attempt++ {
-			txn := e.store.Begin()
-			ed := &editor{t: tbl, tx: &Transaction{txn: txn}}
-			it := txn.NewIter(next, end, false)
-			n := 0
-			var err error
-			var lastKey []byte
-			for ; it.Valid() && n < batch; it.Next() {
-				var h int64
-				if _, h, err = codec.DecodeRecordKey(it.Key()); err != nil {
-					break
-				}
-				var row gms.Row
-				if row, err = tbl.decodeRow(h, it.Value(), true); err != nil {
-					break
-				}
-				var ents []indexEntry
-				if ents, err = ed.entries(row, h, func(x *indexMeta) bool { return x == ix }); err != nil {
-					break
-				}
-				for _, ent := range ents {
-					if ent.unique {
-						if err = ed.checkUnique(ctx, txn, ent, h, row); err != nil {
-							break
-						}
-					}
-					if err = txn.Set(ent.key, ent.value); err != nil {
-						break
-					}
-				}
-				if err != nil {
-					break
-				}
-				lastKey = append(lastKey[:0], it.Key()...)
-				n++
-			}
-			if err == nil {
-				err = it.Err()
-			}
-			more := it.Valid()
-			it.Close()
-			if err != nil {
-				txn.Rollback()
-				if gms.ErrUniqueKeyViolation.Is(err) || gms.ErrPrimaryKeyViolation.Is(err) {
-					return uniqueErrToSQL(err)
-				}
-				return err
-			}
-			if _, err := txn.Commit(); err != nil {
-				if errors.Is(err, kv.ErrWriteConflict) && attempt < 1000 {
-					time.Sleep(time.Duration(attempt+1) * time.Millisecond)
-					continue
-				}
-				return err
-			}
-			if !more || n == 0 {
-				return nil
-			}
-			resume = codec.PrefixEnd(lastKey)
-			break
-		}
-		next = resume
+// alterIndexClauses returns the ADD INDEX clauses of an ALTER TABLE
+// statement on table, or nil when the statement is anything else.
+func alterIndexClauses(query, table string) []gms.IndexDef {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return nil
 	}
-}
-
-// uniqueErrToSQL turns a duplicate found by a backfill into MySQL's 1062.
-func uniqueErrToSQL(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, "Duplicate entry"); i >= 0 {
-		msg = msg[i:]
+	var ddls []*sqlparser.DDL
+	switch s := stmt.(type) {
+	case *sqlparser.AlterTable:
+		for _, st := range s.Statements {
+			ddls = append(ddls, st)
+		}
+	default:
+		return nil
 	}
-	return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg)
+	var out []gms.IndexDef
+	for _, d := range ddls {
+		if d.IndexSpec == nil || d.IndexSpec.Action != sqlparser.CreateStr || !strings.EqualFold(d.Table.Name.String(), table) {
+			continue
+		}
+		is := d.IndexSpec
+		def := gms.IndexDef{Name: is.ToName.String()}
+		switch is.Type {
+		case sqlparser.UniqueStr:
+			def.Constraint = gms.IndexConstraint_Unique
+		case sqlparser.FulltextStr:
+			def.Constraint = gms.IndexConstraint_Fulltext
+		case sqlparser.SpatialStr:
+			def.Constraint = gms.IndexConstraint_Spatial
+		case sqlparser.PrimaryStr:
+			def.Constraint = gms.IndexConstraint_Primary
+		}
+		for _, c := range is.Columns {
+			ic := gms.IndexColumn{Name: c.Column.String()}
+			if c.Length != nil {
+				n := int64(0)
+				for _, ch := range string(c.Length.Val) {
+					n = n*10 + int64(ch-'0')
+				}
+				ic.Length = n
+			}
+			def.Columns = append(def.Columns, ic)
+		}
+		out = append(out, def)
+	}
+	return out
 }
 
 func generatedIndexName(t *catalog.Table, cols []gms.IndexColumn) string {

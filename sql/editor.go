@@ -251,19 +251,21 @@ func (e *editor) deleteRow(txn *kv.Txn, row gms.Row, h int64) error {
 	return txn.Delete(codec.RecordKey(e.t.m.def.ID, h))
 }
 
-// deleteEntry removes an index entry, but a unique entry only when it is
-// this row's: never another row's entry for the same value.
+// deleteEntry removes a row's index entry. A unique entry that belongs to
+// another row is left alone. When the entry is missing it is deleted all
+// the same: the tombstone is what makes a concurrent backfill transaction
+// that read the row before this delete conflict and retry, instead of
+// writing an entry for a row that no longer exists.
 func (e *editor) deleteEntry(txn *kv.Txn, ent indexEntry, h int64) error {
 	if ent.unique {
 		v, found, err := txn.Get(ent.key)
 		if err != nil {
 			return err
 		}
-		if !found {
-			return nil
-		}
-		if other, err := codec.DecodeHandle(v); err != nil || other != h {
-			return err
+		if found {
+			if other, err := codec.DecodeHandle(v); err != nil || other != h {
+				return err
+			}
 		}
 	}
 	return txn.Delete(ent.key)

@@ -7,7 +7,6 @@ package sql
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -30,9 +30,9 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *Metrics
 
-	mu     sync.Mutex
-	active map[*Transaction]struct{}
-	ddlMu  sync.Mutex // serializes schema changes (one job at a time for now)
+	mdl   *ddl.MDL
+	DDL   *ddl.Manager
+	ddlMu sync.Mutex // serializes the short synchronous schema changes (DROP INDEX)
 }
 
 // Options configure an Engine.
@@ -52,11 +52,20 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	e := &Engine{store: store, cat: cat, log: opts.Logger, active: map[*Transaction]struct{}{}, metrics: newMetrics()}
+	registerSystemVariables()
+	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: ddl.NewMDL()}
+	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings(opts.MDLWarnAfter) }, opts.Logger)
 	pro := &Provider{e: e}
 	e.SQL = sqle.NewDefault(pro)
+	if err := e.DDL.Start(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
+
+// Close stops background schema-change work; unfinished jobs resume when
+// the store is opened again.
+func (e *Engine) Close() { e.DDL.Close() }
 
 // Catalog returns the engine's catalog.
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }
@@ -72,49 +81,29 @@ func (e *Engine) NewSession(base *gms.BaseSession) *Session {
 	return &Session{BaseSession: base, e: e}
 }
 
-func (e *Engine) track(t *Transaction) {
-	e.mu.Lock()
-	t.txn = e.store.Begin()
-	t.schema = e.cat.Current()
-	e.active[t] = struct{}{}
-	e.mu.Unlock()
+func (e *Engine) track(t *Transaction, owner string) {
+	t.lease = e.mdl.Acquire(func() int64 {
+		// Under the MDL lock: the snapshot and the schema are taken
+		// together, so a schema change either sees this lease or the
+		// transaction sees the change.
+		t.txn = e.store.Begin()
+		t.schema = e.cat.Current()
+		return t.schema.Version
+	}, owner)
 }
 
-func (e *Engine) untrack(t *Transaction) {
-	e.mu.Lock()
-	delete(e.active, t)
-	e.mu.Unlock()
-}
+func (e *Engine) untrack(t *Transaction) { t.lease.Release() }
 
-// waitSchema is the metadata lock: it returns once no transaction that
-// started under a schema version older than v is still open, so every
-// running transaction maintains indexes according to version v's states.
+// waitSchema is the metadata lock wait: it returns once no transaction
+// that started under a schema version older than v is still open.
 func (e *Engine) waitSchema(ctx context.Context, v int64, self *Transaction) error {
-	start := time.Now()
-	warned := false
-	for {
-		e.mu.Lock()
-		var oldest *Transaction
-		for t := range e.active {
-			if t != self && t.schema.Version < v {
-				oldest = t
-				break
-			}
-		}
-		e.mu.Unlock()
-		if oldest == nil {
-			return nil
-		}
-		if !warned && time.Since(start) > 10*time.Second {
-			warned = true
-			e.log.Warn("schema change waits for an old transaction", "schema_version", v, "txn", oldest.String())
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
+	var except *ddl.Lease
+	if self != nil {
+		except = self.lease
 	}
+	return e.mdl.Wait(ctx, v, except, 10*time.Second, func(l *ddl.Lease) {
+		e.log.Warn("schema change waits for an old transaction", "schema_version", v, "txn", l.Owner)
+	})
 }
 
 // ddl applies a catalog change and makes the issuing session see it (DDL
@@ -126,6 +115,7 @@ func (e *Engine) ddl(ctx *gms.Context, fn func(ch *catalog.Change, txn *kv.Txn) 
 	}
 	if tx, ok := ctx.GetTransaction().(*Transaction); ok && tx != nil {
 		tx.schema = s
+		tx.lease.Renew(s.Version)
 	}
 	return nil
 }
@@ -141,33 +131,7 @@ func (e *Engine) deleteTableData(tableID int64) {
 
 // deleteRange deletes all keys in [lo, hi) in batches of transactions.
 func (e *Engine) deleteRange(lo, hi []byte) error {
-	for {
-		txn := e.store.Begin()
-		it := txn.NewIter(lo, hi, false)
-		var keys [][]byte
-		for ; it.Valid() && len(keys) < 4096; it.Next() {
-			keys = append(keys, append([]byte(nil), it.Key()...))
-		}
-		err := it.Err()
-		it.Close()
-		if err != nil {
-			txn.Rollback()
-			return err
-		}
-		if len(keys) == 0 {
-			txn.Rollback()
-			return nil
-		}
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				txn.Rollback()
-				return err
-			}
-		}
-		if _, err := txn.Commit(); err != nil && !errors.Is(err, kv.ErrWriteConflict) {
-			return err
-		}
-	}
+	return ddl.DeleteRange(e.store, lo, hi)
 }
 
 var typeCache sync.Map // string -> gms.Type

@@ -3,11 +3,13 @@ package sql
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -15,6 +17,7 @@ import (
 // transaction plus the schema version it started under.
 type Transaction struct {
 	e          *Engine
+	lease      *ddl.Lease
 	done       bool
 	txn        *kv.Txn
 	schema     *catalog.Schema
@@ -35,6 +38,7 @@ type Session struct {
 	*gms.BaseSession
 	e   *Engine
 	cur *Transaction // the open transaction, which go-mysql-server may drop without a rollback
+	st  *stmtState
 }
 
 var (
@@ -89,7 +93,7 @@ func (s *Session) StartTransaction(ctx *gms.Context, tc gms.TransactionCharacter
 	}
 	s.e.metrics.txnStarted()
 	t := &Transaction{e: s.e, readOnly: tc == gms.ReadOnly}
-	s.e.track(t)
+	s.e.track(t, fmt.Sprintf("connection %d", s.ID()))
 	s.cur = t
 	return t, nil
 }
@@ -181,4 +185,57 @@ func (e *Engine) schemaFor(ctx *gms.Context) *catalog.Schema {
 		return tx.schema
 	}
 	return e.cat.Current()
+}
+
+// stmtKey identifies the statement a context runs.
+func stmtKey(ctx *gms.Context) string {
+	return fmt.Sprintf("%d/%s", ctx.QueryTime().UnixNano(), ctx.Query())
+}
+
+// stmtState remembers, for the statement being executed, what earlier
+// calls of go-mysql-server's per-clause DDL callbacks already did.
+type stmtState struct {
+	key      string
+	created  map[int64]bool      // tables created by this statement
+	indexes  map[int64][][]int64 // table -> column-ID lists of indexes built by this statement
+	idxNames map[int64]map[string]bool
+}
+
+func (s *Session) stmt(ctx *gms.Context) *stmtState {
+	k := stmtKey(ctx)
+	if s.st == nil || s.st.key != k {
+		s.st = &stmtState{key: k, created: map[int64]bool{}, indexes: map[int64][][]int64{}, idxNames: map[int64]map[string]bool{}}
+	}
+	return s.st
+}
+
+func (s *Session) markCreated(ctx *gms.Context, tableID int64) { s.stmt(ctx).created[tableID] = true }
+
+func (s *Session) createdInStatement(ctx *gms.Context, tableID int64) bool {
+	return s.stmt(ctx).created[tableID]
+}
+
+func (s *Session) markDone(ctx *gms.Context, tableID int64, specs []ddl.IndexSpec) {
+	st := s.stmt(ctx)
+	if st.idxNames[tableID] == nil {
+		st.idxNames[tableID] = map[string]bool{}
+	}
+	for _, sp := range specs {
+		st.idxNames[tableID][strings.ToLower(sp.Name)] = true
+		ids := make([]int64, len(sp.Columns))
+		for i, c := range sp.Columns {
+			ids[i] = c.ColumnID
+		}
+		st.indexes[tableID] = append(st.indexes[tableID], ids)
+	}
+}
+
+// stmtDone reports whether this statement's multi-index job already built
+// the index go-mysql-server now asks for.
+func (s *Session) stmtDone(ctx *gms.Context, tableID int64, name string) bool {
+	st := s.stmt(ctx)
+	if name != "" {
+		return st.idxNames[tableID][strings.ToLower(name)]
+	}
+	return len(st.indexes[tableID]) > 0
 }

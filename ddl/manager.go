@@ -1,0 +1,355 @@
+// Package ddl owns online schema changes: the persistent job queue, the
+// schema-state machine an index walks through (absent -> delete-only ->
+// write-only -> write-reorganization -> public, and back on failure), the
+// metadata lock that separates the steps, and the backfill that fills a
+// new index from the table's rows, with checkpoints that survive a crash.
+//
+// The package does not know SQL types: the layer above supplies an Indexer
+// that validates index definitions and turns stored rows into index
+// entries, so that DML and backfill produce byte-identical entries.
+package ddl
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// Entry is one index entry of a row.
+type Entry struct {
+	IndexID int64
+	Key     []byte
+	Value   []byte
+	Unique  bool   // the key has no handle: another row may hold it
+	Display string // the key's values as MySQL shows them in "Duplicate entry"
+}
+
+// Indexer is what the SQL layer supplies.
+type Indexer interface {
+	// NewIndex validates spec against t and returns the index definition
+	// (its ID taken from t.NextIndexID, which it advances).
+	NewIndex(t *catalog.Table, spec IndexSpec) (*catalog.Index, error)
+	// Entries returns the entries of the given indexes for a stored row.
+	Entries(dbName string, t *catalog.Table, indexIDs []int64, handle int64, row []byte) ([]Entry, error)
+}
+
+// Settings are the knobs a running job reads before every batch.
+type Settings struct {
+	Workers      int           // backfill workers (tidb_ddl_reorg_worker_cnt)
+	BatchSize    int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
+	MDLWarnAfter time.Duration // report a transaction that holds a step up for longer
+}
+
+// Error is a job failure with a MySQL error code.
+type Error struct {
+	Code uint16
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// ErrCancelled is a job's error after ADMIN CANCEL DDL JOBS or KILL QUERY.
+var ErrCancelled = &Error{Code: 8214, Msg: "Cancelled DDL job"}
+
+// Manager runs schema-change jobs.
+type Manager struct {
+	store    *kv.Store
+	cat      *catalog.Catalog
+	MDL      *MDL
+	indexer  Indexer
+	settings func() Settings
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	jobs    map[int64]*Job          // every job known in this process, latest state
+	done    map[int64]chan struct{} // closed when the job finishes
+	running map[int64]bool
+	wake    chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	nextID  int64
+}
+
+// NewManager creates a manager; Start runs it.
+func NewManager(store *kv.Store, cat *catalog.Catalog, mdl *MDL, indexer Indexer, settings func() Settings, log *slog.Logger) *Manager {
+	return &Manager{
+		store: store, cat: cat, MDL: mdl, indexer: indexer, settings: settings, log: log,
+		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+}
+
+// Start loads the stored jobs and resumes the unfinished ones.
+func (m *Manager) Start() error {
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	upper := append(append([]byte(nil), prefixJob[:len(prefixJob)-1]...), prefixJob[len(prefixJob)-1]+1)
+	it := txn.NewIter(prefixJob, upper, false)
+	for ; it.Valid(); it.Next() {
+		var j Job
+		if err := json.Unmarshal(it.Value(), &j); err != nil {
+			it.Close()
+			return fmt.Errorf("ddl: load job: %w", err)
+		}
+		m.jobs[j.ID] = &j
+		ch := make(chan struct{})
+		if j.State.Finished() {
+			close(ch)
+		} else {
+			m.log.Info("resuming DDL job", "job", j.ID, "query", j.Query, "schema_state", j.SchemaState.String())
+		}
+		m.done[j.ID] = ch
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	if v, ok, err := txn.Get(keyNextJobID); err != nil {
+		return err
+	} else if ok {
+		m.nextID = int64(binary.BigEndian.Uint64(v))
+	}
+	m.wg.Add(1)
+	go m.scheduler()
+	m.kick()
+	return nil
+}
+
+// Close stops the scheduler and waits for running jobs to reach a
+// checkpoint; they resume at the next Start.
+func (m *Manager) Close() {
+	select {
+	case <-m.stop:
+	default:
+		close(m.stop)
+	}
+	m.wg.Wait()
+}
+
+func (m *Manager) kick() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// scheduler starts every runnable job: jobs on one table run in ID order,
+// jobs on different tables run at the same time.
+func (m *Manager) scheduler() {
+	defer m.wg.Done()
+	for {
+		m.mu.Lock()
+		ids := make([]int64, 0, len(m.jobs))
+		for id, j := range m.jobs {
+			if !j.State.Finished() {
+				ids = append(ids, id)
+			}
+		}
+		sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+		busy := map[int64]bool{}
+		for _, id := range ids {
+			j := m.jobs[id]
+			if busy[j.TableID] {
+				continue
+			}
+			busy[j.TableID] = true
+			if !m.running[id] {
+				m.running[id] = true
+				m.wg.Add(1)
+				go m.run(id)
+			}
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.stop:
+			return
+		case <-m.wake:
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// snapshot returns a copy of a job's latest state.
+func (m *Manager) snapshot(id int64) (*Job, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	if !ok {
+		return nil, false
+	}
+	cp := *j
+	cp.Indexes = append([]IndexSpec(nil), j.Indexes...)
+	cp.Tasks = append([]Task(nil), j.Tasks...)
+	return &cp, true
+}
+
+// update changes the in-memory job under the lock.
+func (m *Manager) update(id int64, fn func(j *Job)) {
+	m.mu.Lock()
+	if j, ok := m.jobs[id]; ok {
+		fn(j)
+	}
+	m.mu.Unlock()
+}
+
+// SubmitAddIndex queues an ADD INDEX job for one or more indexes of a
+// table, all built from one scan and made public together.
+func (m *Manager) SubmitAddIndex(dbName, tableName string, tableID int64, query string, specs []IndexSpec) (int64, error) {
+	m.mu.Lock()
+	m.nextID++
+	id := m.nextID
+	m.mu.Unlock()
+	j := &Job{
+		ID: id, Type: JobAddIndex, DBName: dbName, TableName: tableName, TableID: tableID,
+		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Indexes: specs,
+		Mode: "txn", Created: time.Now(),
+	}
+	txn := m.store.Begin()
+	if err := putJob(txn, j); err != nil {
+		txn.Rollback()
+		return 0, err
+	}
+	if err := txn.Set(keyNextJobID, binary.BigEndian.AppendUint64(nil, uint64(id))); err != nil {
+		txn.Rollback()
+		return 0, err
+	}
+	if _, err := txn.Commit(); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	m.jobs[id] = j
+	m.done[id] = make(chan struct{})
+	m.mu.Unlock()
+	m.kick()
+	return id, nil
+}
+
+// Wait blocks until the job finishes and returns its error. If ctx ends
+// first (KILL QUERY, client gone), the job is cancelled, as MySQL does
+// for a killed ALTER.
+func (m *Manager) Wait(ctx context.Context, id int64) error {
+	m.mu.Lock()
+	ch := m.done[id]
+	m.mu.Unlock()
+	if ch == nil {
+		return fmt.Errorf("ddl job %d not found", id)
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		m.Cancel(id)
+		<-ch
+	}
+	j, _ := m.snapshot(id)
+	if j.State == JobDone {
+		return nil
+	}
+	return &Error{Code: j.ErrCode, Msg: j.Error}
+}
+
+// Cancel asks a job to stop and roll back.
+func (m *Manager) Cancel(id int64) error {
+	return m.request(id, func(j *Job) error {
+		if j.State == JobRollingBack {
+			return fmt.Errorf("job %d is already rolling back", id)
+		}
+		if j.SchemaState == catalog.StatePublic {
+			return fmt.Errorf("job %d is almost done and can't be cancelled now", id)
+		}
+		j.CancelRequested = true
+		j.PauseRequested = false
+		return nil
+	})
+}
+
+// Pause asks a running job to stop at its next checkpoint.
+func (m *Manager) Pause(id int64) error {
+	return m.request(id, func(j *Job) error {
+		if j.State == JobRollingBack || j.CancelRequested {
+			return fmt.Errorf("job %d is rolling back and can't be paused", id)
+		}
+		if j.State == JobPaused || j.PauseRequested {
+			return fmt.Errorf("job %d is already paused", id)
+		}
+		j.PauseRequested = true
+		return nil
+	})
+}
+
+// Resume continues a paused job.
+func (m *Manager) Resume(id int64) error {
+	return m.request(id, func(j *Job) error {
+		if j.State != JobPaused && !j.PauseRequested {
+			return fmt.Errorf("job %d is not paused", id)
+		}
+		j.PauseRequested = false
+		return nil
+	})
+}
+
+func (m *Manager) request(id int64, fn func(j *Job) error) error {
+	m.mu.Lock()
+	j, ok := m.jobs[id]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("DDL Job:%d not found", id)
+	}
+	if j.State.Finished() {
+		m.mu.Unlock()
+		return fmt.Errorf("job %d is already finished (%s)", id, j.State)
+	}
+	err := fn(j)
+	cp := *j
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// Persist the request so that it survives a restart.
+	txn := m.store.Begin()
+	if stored, err := getJob(txn, id); err == nil {
+		stored.CancelRequested, stored.PauseRequested = cp.CancelRequested, cp.PauseRequested
+		if err := putJob(txn, stored); err == nil {
+			txn.Commit()
+			return nil
+		}
+	}
+	txn.Rollback()
+	return nil
+}
+
+// Jobs returns up to n jobs, unfinished ones first, then the most recent.
+func (m *Manager) Jobs(n int) []*Job {
+	m.mu.Lock()
+	var out []*Job
+	for _, j := range m.jobs {
+		cp := *j
+		out = append(out, &cp)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool {
+		fa, fb := out[a].State.Finished(), out[b].State.Finished()
+		if fa != fb {
+			return !fa
+		}
+		return out[a].ID > out[b].ID
+	})
+	if n > 0 && len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// Job returns one job.
+func (m *Manager) Job(id int64) (*Job, bool) { return m.snapshot(id) }
+
+var errStopped = errors.New("ddl: manager stopped")

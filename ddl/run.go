@@ -1,0 +1,721 @@
+package ddl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// run drives one job to a final state, or until the manager stops (then
+// the job resumes at the next Start from what was persisted).
+func (m *Manager) run(id int64) {
+	defer m.wg.Done()
+	defer func() {
+		m.mu.Lock()
+		delete(m.running, id)
+		m.mu.Unlock()
+		m.kick()
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-m.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := m.runAddIndex(ctx, id)
+	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return
+	}
+	m.log.Error("DDL job stopped", "job", id, "err", err)
+}
+
+// step publishes one schema change together with the job's new state,
+// then waits on the metadata lock until every transaction sees it.
+func (m *Manager) step(ctx context.Context, id int64, fn func(ch *catalog.Change, t *catalog.Table, j *Job) error) error {
+	j, _ := m.snapshot(id)
+	var out *Job
+	s, err := m.cat.Update(func(ch *catalog.Change, txn *kv.Txn) error {
+		cur, err := getJob(txn, id)
+		if err != nil {
+			return err
+		}
+		// Requests (cancel, pause) may have been stored since we loaded.
+		j.CancelRequested = cur.CancelRequested || j.CancelRequested
+		t, ok := ch.Schema().TableByID(j.TableID)
+		var nt *catalog.Table
+		if ok {
+			nt = t.Clone()
+		}
+		if err := fn(ch, nt, j); err != nil {
+			return err
+		}
+		if nt != nil {
+			ch.PutTable(nt)
+		}
+		out = j
+		return putJob(txn, j)
+	})
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if cur, ok := m.jobs[id]; ok {
+		out.CancelRequested = out.CancelRequested || cur.CancelRequested
+		out.PauseRequested = cur.PauseRequested
+		out.RowCount = max(out.RowCount, cur.RowCount)
+		*cur = *out
+	}
+	m.mu.Unlock()
+	return m.waitMDL(ctx, id, s.Version)
+}
+
+func (m *Manager) waitMDL(ctx context.Context, id int64, v int64) error {
+	warn := m.settings().MDLWarnAfter
+	if warn <= 0 {
+		warn = 10 * time.Second
+	}
+	err := m.MDL.Wait(ctx, v, nil, warn, func(l *Lease) {
+		msg := fmt.Sprintf("waiting for a transaction started %s ago on schema version %d (%s)",
+			time.Since(l.Started).Round(time.Second), l.Version, l.Owner)
+		m.update(id, func(j *Job) { j.Comment = msg })
+		m.log.Warn("DDL job waits on the metadata lock", "job", id, "txn", l.Owner, "age", time.Since(l.Started).String())
+	})
+	m.update(id, func(j *Job) {
+		if strings.HasPrefix(j.Comment, "waiting for a transaction") {
+			j.Comment = ""
+		}
+	})
+	return err
+}
+
+func (m *Manager) finish(id int64) {
+	m.mu.Lock()
+	if ch, ok := m.done[id]; ok {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+	}
+	m.mu.Unlock()
+}
+
+func findIndex(t *catalog.Table, id int64) (int, *catalog.Index) {
+	if t == nil {
+		return -1, nil
+	}
+	for i, ix := range t.Indexes {
+		if ix.ID == id {
+			return i, ix
+		}
+	}
+	return -1, nil
+}
+
+func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
+	for {
+		j, _ := m.snapshot(id)
+		if j.State.Finished() {
+			m.finish(id)
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if j.CancelRequested && j.State != JobRollingBack {
+			if err := m.startRollback(ctx, id, ErrCancelled); err != nil {
+				return err
+			}
+			continue
+		}
+		if j.State == JobRollingBack {
+			return m.rollback(ctx, id)
+		}
+		if j.PauseRequested {
+			if j.State != JobPaused {
+				m.update(id, func(j *Job) { j.State = JobPaused })
+				m.persist(id)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+			continue
+		}
+		if j.State == JobPaused || j.State == JobQueueing {
+			m.update(id, func(j *Job) {
+				j.State = JobRunning
+				if j.Start.IsZero() {
+					j.Start = time.Now()
+				}
+			})
+		}
+		var err error
+		switch j.SchemaState {
+		case catalog.StateAbsent:
+			err = m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+				if t == nil {
+					return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+				}
+				seen := map[string]bool{}
+				for i := range j.Indexes {
+					name := strings.ToLower(j.Indexes[i].Name)
+					if seen[name] {
+						return &Error{Code: 1061, Msg: fmt.Sprintf("Duplicate key name '%s'", j.Indexes[i].Name)}
+					}
+					seen[name] = true
+					ix, err := m.indexer.NewIndex(t, j.Indexes[i])
+					if err != nil {
+						return err
+					}
+					ix.State = catalog.StateDeleteOnly
+					t.Indexes = append(t.Indexes, ix)
+					j.Indexes[i].ID = ix.ID
+				}
+				j.SchemaState = catalog.StateDeleteOnly
+				j.State = JobRunning
+				if j.Start.IsZero() {
+					j.Start = time.Now()
+				}
+				return nil
+			})
+			if err != nil && !isRetryable(err) {
+				// Nothing was written: the job fails as it stands.
+				m.fail(id, err)
+				continue
+			}
+		case catalog.StateDeleteOnly:
+			err = m.setIndexState(ctx, id, catalog.StateWriteOnly)
+		case catalog.StateWriteOnly:
+			err = m.setIndexState(ctx, id, catalog.StateWriteReorg)
+		case catalog.StateWriteReorg:
+			err = m.backfill(ctx, id)
+			if err == nil {
+				err = m.setIndexState(ctx, id, catalog.StatePublic)
+			}
+		case catalog.StatePublic:
+			m.update(id, func(j *Job) { j.State = JobDone; j.End = time.Now(); j.Comment = "" })
+			if err = m.persist(id); err == nil {
+				m.cleanupTasks(id)
+				m.finish(id)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, errPaused) {
+				continue
+			}
+			if errors.Is(err, errCancelRequested) {
+				continue
+			}
+			if isRetryable(err) {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			if err := m.startRollback(ctx, id, err); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+var (
+	errPaused          = errors.New("ddl: job paused")
+	errCancelRequested = errors.New("ddl: cancel requested")
+)
+
+func isRetryable(err error) bool { return errors.Is(err, kv.ErrWriteConflict) }
+
+// setIndexState moves every index of the job to st.
+func (m *Manager) setIndexState(ctx context.Context, id int64, st catalog.IndexState) error {
+	return m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+		if t == nil {
+			return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+		}
+		for _, spec := range j.Indexes {
+			if _, ix := findIndex(t, spec.ID); ix != nil {
+				ix.State = st
+			} else {
+				return fmt.Errorf("index %s vanished from table %s", spec.Name, j.TableName)
+			}
+		}
+		j.SchemaState = st
+		return nil
+	})
+}
+
+// persist writes the in-memory job (with progress) to kv.
+func (m *Manager) persist(id int64) error {
+	j, _ := m.snapshot(id)
+	txn := m.store.Begin()
+	if err := putJob(txn, j); err != nil {
+		txn.Rollback()
+		return err
+	}
+	_, err := txn.Commit()
+	return err
+}
+
+// fail ends a job that changed nothing.
+func (m *Manager) fail(id int64, cause error) {
+	m.update(id, func(j *Job) {
+		j.State, j.End = JobRolledBack, time.Now()
+		j.Error, j.ErrCode = errText(cause)
+	})
+	m.persist(id)
+	m.finish(id)
+}
+
+func errText(err error) (string, uint16) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Msg, e.Code
+	}
+	type coded interface{ SQLCode() uint16 }
+	if c, ok := err.(coded); ok {
+		return err.Error(), c.SQLCode()
+	}
+	return err.Error(), 1105
+}
+
+func (m *Manager) startRollback(ctx context.Context, id int64, cause error) error {
+	msg, code := errText(cause)
+	m.update(id, func(j *Job) {
+		j.State = JobRollingBack
+		j.Error, j.ErrCode = msg, code
+		j.Comment = ""
+	})
+	return m.persist(id)
+}
+
+// rollback walks the job's indexes back to absent, one metadata-lock step
+// at a time, then deletes every entry they got.
+func (m *Manager) rollback(ctx context.Context, id int64) error {
+	j, _ := m.snapshot(id)
+	if j.SchemaState > catalog.StateDeleteOnly {
+		if err := m.setIndexState(ctx, id, catalog.StateDeleteOnly); err != nil {
+			return err
+		}
+	}
+	j, _ = m.snapshot(id)
+	if j.SchemaState != catalog.StateAbsent {
+		err := m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+			for _, spec := range j.Indexes {
+				if i, _ := findIndex(t, spec.ID); i >= 0 {
+					t.Indexes = append(t.Indexes[:i], t.Indexes[i+1:]...)
+				}
+			}
+			j.SchemaState = catalog.StateAbsent
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	j, _ = m.snapshot(id)
+	for _, spec := range j.Indexes {
+		if spec.ID == 0 {
+			continue
+		}
+		p := codec.IndexPrefix(j.TableID, spec.ID)
+		if err := deleteRange(m.store, p, codec.PrefixEnd(p)); err != nil {
+			return err
+		}
+	}
+	m.update(id, func(j *Job) {
+		j.State, j.End = JobRolledBack, time.Now()
+		if j.Error == ErrCancelled.Msg {
+			j.State = JobCancelled
+		}
+	})
+	if err := m.persist(id); err != nil {
+		return err
+	}
+	m.cleanupTasks(id)
+	m.finish(id)
+	return nil
+}
+
+func (m *Manager) cleanupTasks(id int64) {
+	p := taskKey(id, 0)[:len(prefixReorg)+8]
+	if err := deleteRange(m.store, p, codec.PrefixEnd(p)); err != nil {
+		m.log.Warn("remove DDL checkpoints", "job", id, "err", err)
+	}
+}
+
+// deleteRange deletes all keys in [lo, hi) in batches of transactions.
+func deleteRange(store *kv.Store, lo, hi []byte) error {
+	for {
+		txn := store.Begin()
+		it := txn.NewIter(lo, hi, false)
+		var keys [][]byte
+		for ; it.Valid() && len(keys) < 4096; it.Next() {
+			keys = append(keys, append([]byte(nil), it.Key()...))
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil || len(keys) == 0 {
+			txn.Rollback()
+			return err
+		}
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				txn.Rollback()
+				return err
+			}
+		}
+		if _, err := txn.Commit(); err != nil && !errors.Is(err, kv.ErrWriteConflict) {
+			return err
+		}
+	}
+}
+
+// DeleteRange removes every key in [lo, hi) (dropped tables and indexes).
+func DeleteRange(store *kv.Store, lo, hi []byte) error { return deleteRange(store, lo, hi) }
+
+// planTasks splits the table's current handle range into tasks.
+func (m *Manager) planTasks(j *Job) ([]Task, int64, error) {
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	p := codec.RecordPrefix(j.TableID)
+	first := txn.NewIter(p, codec.PrefixEnd(p), false)
+	if !first.Valid() {
+		err := first.Err()
+		first.Close()
+		return nil, 0, err
+	}
+	_, lo, err := codec.DecodeRecordKey(first.Key())
+	first.Close()
+	if err != nil {
+		return nil, 0, err
+	}
+	last := txn.NewIter(p, codec.PrefixEnd(p), true)
+	_, hi, err := codec.DecodeRecordKey(last.Key())
+	last.Close()
+	if err != nil {
+		return nil, 0, err
+	}
+	span := uint64(hi - lo)
+	n := uint64(64)
+	if span+1 < n {
+		n = span + 1
+	}
+	step := span/n + 1
+	var tasks []Task
+	for s := uint64(0); s <= span; s += step {
+		start := lo + int64(s)
+		end := lo + int64(min(s+step-1, span))
+		tasks = append(tasks, Task{Start: start, End: end, Next: start})
+		if s+step < s { // overflow
+			break
+		}
+	}
+	return tasks, int64(span + 1), nil
+}
+
+// backfill fills the job's indexes from every row that existed when the
+// indexes became write-only everywhere; rows written later are indexed by
+// DML itself. Workers take tasks; each batch is one transaction that
+// writes the entries and the task's checkpoint, and is retried on a write
+// conflict with a user transaction.
+func (m *Manager) backfill(ctx context.Context, id int64) error {
+	j, _ := m.snapshot(id)
+	if j.Tasks == nil {
+		tasks, total, err := m.planTasks(j)
+		if err != nil {
+			return err
+		}
+		if tasks == nil {
+			tasks = []Task{}
+		}
+		m.update(id, func(j *Job) { j.Tasks, j.TotalRows = tasks, total })
+		if err := m.persist(id); err != nil {
+			return err
+		}
+		j, _ = m.snapshot(id)
+	}
+	// Resume from the per-task checkpoints.
+	{
+		txn := m.store.Begin()
+		var rows int64
+		for i := range j.Tasks {
+			t, ok, err := getTask(txn, id, i)
+			if err != nil {
+				txn.Rollback()
+				return err
+			}
+			if ok {
+				j.Tasks[i] = t
+			}
+			rows += j.Tasks[i].Rows
+		}
+		txn.Rollback()
+		tasks := j.Tasks
+		m.update(id, func(jj *Job) { jj.Tasks = tasks; jj.RowCount = rows })
+	}
+	s := m.cat.Current()
+	t, ok := s.TableByID(j.TableID)
+	if !ok {
+		return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+	}
+	ids := make([]int64, len(j.Indexes))
+	for i, spec := range j.Indexes {
+		ids[i] = spec.ID
+	}
+
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		next     int // next task to hand out
+		firstErr error
+		active   int32
+		retries  atomic.Int64
+	)
+	tasks := j.Tasks
+	take := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		for next < len(tasks) && tasks[next].Done {
+			next++
+		}
+		if next >= len(tasks) || firstErr != nil {
+			return -1
+		}
+		next++
+		return next - 1
+	}
+	setErr := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	var wg sync.WaitGroup
+	stopOne := make(chan struct{}, 256)
+	startWorker := func() {
+		wg.Add(1)
+		atomic.AddInt32(&active, 1)
+		go func() {
+			defer wg.Done()
+			defer atomic.AddInt32(&active, -1)
+			for {
+				select {
+				case <-stopOne:
+					return
+				default:
+				}
+				ti := take()
+				if ti < 0 {
+					return
+				}
+				if err := m.runTask(bctx, j, t, ids, ti, &tasks[ti], &retries); err != nil {
+					if !errors.Is(err, context.Canceled) {
+						setErr(err)
+					}
+					return
+				}
+			}
+		}()
+	}
+	waitAll := func() chan struct{} {
+		ch := make(chan struct{})
+		go func() { wg.Wait(); close(ch) }()
+		return ch
+	}
+	set := m.settings()
+	for i := 0; i < max(1, set.Workers); i++ {
+		startWorker()
+	}
+	done := waitAll()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastPersist := time.Now()
+	for {
+		select {
+		case <-done:
+			mu.Lock()
+			err := firstErr
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			cur, _ := m.snapshot(id)
+			if cur.CancelRequested {
+				return errCancelRequested
+			}
+			if cur.PauseRequested {
+				return errPaused
+			}
+			allDone := true
+			for i := range tasks {
+				allDone = allDone && tasks[i].Done
+			}
+			if allDone {
+				m.update(id, func(j *Job) { j.Tasks = append([]Task(nil), tasks...); j.Comment = "" })
+				return m.persist(id)
+			}
+			// Every worker was scaled away while tasks remain.
+			mu.Lock()
+			next = 0
+			mu.Unlock()
+			startWorker()
+			done = waitAll()
+		case <-tick.C:
+			cur, _ := m.snapshot(id)
+			if cur.CancelRequested || cur.PauseRequested {
+				cancel()
+				continue
+			}
+			set = m.settings()
+			want := max(1, set.Workers)
+			n := int(atomic.LoadInt32(&active))
+			if n < want {
+				for k := n; k < want; k++ {
+					startWorker()
+				}
+			} else if pending := len(stopOne); n-pending > want {
+				for k := want; k < n-pending; k++ {
+					select {
+					case stopOne <- struct{}{}:
+					default:
+					}
+				}
+			}
+			comment := fmt.Sprintf("mode=txn workers=%d batch_size=%d conflicts_retried=%d", want, set.BatchSize, retries.Load())
+			m.update(id, func(j *Job) { j.Comment = comment })
+			if time.Since(lastPersist) > 2*time.Second {
+				lastPersist = time.Now()
+				m.persist(id)
+			}
+		}
+	}
+}
+
+// runTask backfills one task batch by batch.
+func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task *Task, retries *atomic.Int64) error {
+	for !task.Done {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch := max(1, m.settings().BatchSize)
+		var n int64
+		var nextTask Task
+		for attempt := 0; ; attempt++ {
+			var err error
+			n, nextTask, err = m.backfillBatch(j, t, ids, ti, *task, batch)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, kv.ErrWriteConflict) {
+				return err
+			}
+			retries.Add(1)
+			backoff := time.Duration(1<<min(attempt, 7)) * time.Millisecond
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(backoff):
+			}
+		}
+		*task = nextTask
+		m.update(j.ID, func(jj *Job) { jj.RowCount += n })
+	}
+	return nil
+}
+
+// backfillBatch indexes up to batch rows of a task in one transaction,
+// together with the task's new checkpoint.
+func (m *Manager) backfillBatch(j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int) (int64, Task, error) {
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	start := codec.RecordKey(j.TableID, task.Next)
+	end := codec.PrefixEnd(codec.RecordKey(j.TableID, task.End))
+	it := txn.NewIter(start, end, false)
+	var n int64
+	last := task.Next - 1
+	for ; it.Valid() && n < int64(batch); it.Next() {
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			it.Close()
+			return 0, task, err
+		}
+		ents, err := m.indexer.Entries(j.DBName, t, ids, h, it.Value())
+		if err != nil {
+			it.Close()
+			return 0, task, err
+		}
+		for _, e := range ents {
+			if e.Unique {
+				v, found, err := txn.Get(e.Key)
+				if err != nil {
+					it.Close()
+					return 0, task, err
+				}
+				if found {
+					other, err := codec.DecodeHandle(v)
+					if err != nil {
+						it.Close()
+						return 0, task, err
+					}
+					if other == h {
+						continue // DML wrote it already
+					}
+					it.Close()
+					name := ""
+					for _, spec := range j.Indexes {
+						if spec.ID == e.IndexID {
+							name = spec.Name
+						}
+					}
+					return 0, task, &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Display, j.TableName, name)}
+				}
+			}
+			if err := txn.Set(e.Key, e.Value); err != nil {
+				it.Close()
+				return 0, task, err
+			}
+		}
+		last = h
+		n++
+	}
+	more := it.Valid()
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return 0, task, err
+	}
+	task.Rows += n
+	if !more {
+		task.Done = true
+		task.Next = task.End
+	} else {
+		task.Next = last + 1
+	}
+	if err := putTask(txn, j.ID, ti, task); err != nil {
+		return 0, task, err
+	}
+	if _, err := txn.Commit(); err != nil {
+		return 0, task, err
+	}
+	return n, task, nil
+}

@@ -1,0 +1,54 @@
+package sql
+
+import (
+	"sync"
+	"time"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/reorgdb/reorgdb/ddl"
+)
+
+var registerOnce sync.Once
+
+// registerSystemVariables adds ReorgDB's DDL knobs (TiDB's and MySQL's
+// names) to the global system variables; SET GLOBAL changes a running job
+// within a second because jobs read them before every batch.
+func registerSystemVariables() {
+	registerOnce.Do(func() {
+		global := gms.GetMysqlScope(gms.SystemVariableScope_Global)
+		gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{
+			&gms.MysqlSystemVariable{Name: "tidb_ddl_reorg_worker_cnt", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("tidb_ddl_reorg_worker_cnt", 1, 256, false), Default: int64(4)},
+			&gms.MysqlSystemVariable{Name: "tidb_ddl_reorg_batch_size", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("tidb_ddl_reorg_batch_size", 32, 10240, false), Default: int64(256)},
+		})
+	})
+}
+
+func globalInt(name string, def int64) int64 {
+	_, v, ok := gms.SystemVariables.GetGlobal(name)
+	if !ok {
+		return def
+	}
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	}
+	return def
+}
+
+func ddlSettings(mdlWarn time.Duration) ddl.Settings {
+	return ddl.Settings{
+		Workers:      int(globalInt("tidb_ddl_reorg_worker_cnt", 4)),
+		BatchSize:    int(globalInt("tidb_ddl_reorg_batch_size", 256)),
+		MDLWarnAfter: mdlWarn,
+	}
+}
