@@ -15,7 +15,9 @@ import (
 // CheckTable compares every public index of a table with its rows at one
 // snapshot: each row must have exactly its entries, and each entry must
 // belong to a row. It reports the first mismatch.
-func (e *Engine) CheckTable(dbName, tableName string) error { return e.CheckIndex(dbName, tableName, "") }
+func (e *Engine) CheckTable(dbName, tableName string) error {
+	return e.CheckIndex(dbName, tableName, "")
+}
 
 // CheckIndex is CheckTable for one index (all public indexes when index
 // is empty).
