@@ -56,6 +56,14 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		}
 		return h.done(query, err)
 	}
+	if q, noop := h.ifExists(c, query); noop {
+		return h.done(query, cb(&sqltypes.Result{}, false))
+	} else {
+		query = q
+	}
+	if query, err = checkDDLOptions(query); err != nil {
+		return h.done(query, err)
+	}
 	err = h.Handler.ComQuery(ctx, c, query, cb)
 	return h.done(query, err)
 }
@@ -69,6 +77,14 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		}
 		return "", h.done(query, err)
 	}
+	if q, noop := h.ifExists(c, query); noop {
+		return "", h.done(query, cb(&sqltypes.Result{}, false))
+	} else {
+		query = q
+	}
+	if query, err = checkDDLOptions(query); err != nil {
+		return "", h.done(query, err)
+	}
 	rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
 	stmt := query
 	if len(rest) <= len(query) {
@@ -79,6 +95,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) (f []*querypb.Field, err error) {
 	defer h.recoverTo(&err, query)
+	if query, err = checkDDLOptions(query); err != nil {
+		return nil, err
+	}
 	f, err = h.Handler.ComPrepare(ctx, c, query, p)
 	return f, fixError(err)
 }

@@ -132,3 +132,14 @@ func (e *Engine) CountIndexEntries(dbName, tableName string) int {
 	}
 	return n
 }
+
+// HasIndex reports whether a table has an index of that name (any state).
+func (e *Engine) HasIndex(dbName, tableName, index string) bool {
+	s := e.cat.Current()
+	db, ok := s.Database(dbName)
+	if !ok {
+		return false
+	}
+	def, ok := s.Table(db.ID, tableName)
+	return ok && def.IndexByName(index) != nil
+}

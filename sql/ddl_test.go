@@ -262,3 +262,42 @@ func TestMultiIndexAlterIsOneJob(t *testing.T) {
 	mustExec(t, db, "DROP INDEX ia ON t")
 	expectIndexes(t, db, "t", "PRIMARY", "ib")
 }
+
+func TestIndexDDLStatementForms(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(40), bl BLOB)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'hello', 'x'), (2, 2, 'help', 'y')")
+	mustExec(t, db, "CREATE INDEX ia ON t (a) ALGORITHM=INPLACE LOCK=NONE")
+	mustExec(t, db, "CREATE UNIQUE INDEX ib ON t (b(3), a) ALGORITHM = DEFAULT")
+	mustExec(t, db, "ALTER TABLE t ADD INDEX ibl (bl(2)), ALGORITHM=INPLACE, LOCK=NONE")
+	mustExec(t, db, "CREATE INDEX IF NOT EXISTS ia ON t (a)")
+	mustExec(t, db, "ALTER TABLE t DROP INDEX ibl")
+	mustExec(t, db, "DROP INDEX IF EXISTS ibl ON t")
+	expectIndexes(t, db, "t", "PRIMARY", "ia", "ib")
+	for _, c := range []struct {
+		q    string
+		code uint16
+	}{
+		{"CREATE INDEX ic ON t (a) ALGORITHM=COPY", 1235},
+		{"ALTER TABLE t ADD INDEX ic (a), LOCK=EXCLUSIVE", 1235},
+		{"CREATE INDEX ia ON t (b)", 1061},
+		{"CREATE INDEX ic ON t (nosuch)", 1072},
+		{"CREATE INDEX ic ON t (bl)", 1170},
+		{"CREATE INDEX ic ON t (b(41))", 1089},
+		{"ALTER TABLE t ADD INDEX ic (a), ADD INDEX ic (b)", 1061},
+	} {
+		_, err := db.Exec(c.q)
+		if errCode(err) != c.code {
+			t.Errorf("%s: got %v, want error %d", c.q, err, c.code)
+		}
+	}
+	expectIndexes(t, db, "t", "PRIMARY", "ia", "ib")
+	expectRows(t, db, "SELECT id FROM t WHERE b = 'help'", "2")
+	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("ADMIN CHECK INDEX t ib"); err != nil {
+		t.Fatal(err)
+	}
+}
