@@ -46,6 +46,7 @@ type Indexer interface {
 type Settings struct {
 	Workers      int           // backfill workers (tidb_ddl_reorg_worker_cnt)
 	BatchSize    int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
+	BatchDelay   time.Duration // pause after each batch (a write-speed limit)
 	MDLWarnAfter time.Duration // report a transaction that holds a step up for longer
 }
 

@@ -639,6 +639,13 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		}
 		*task = nextTask
 		m.update(j.ID, func(jj *Job) { jj.RowCount += n })
+		if d := m.settings().BatchDelay; d > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d):
+			}
+		}
 	}
 	return nil
 }

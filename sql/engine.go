@@ -38,9 +38,6 @@ type Engine struct {
 // Options configure an Engine.
 type Options struct {
 	Logger *slog.Logger
-	// MDLWarnAfter is how long a schema change waits for old transactions
-	// before it logs which ones hold it up.
-	MDLWarnAfter time.Duration
 }
 
 // NewEngine opens the catalog on store and builds the SQL engine.
@@ -54,7 +51,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	}
 	registerSystemVariables()
 	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: ddl.NewMDL()}
-	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings(opts.MDLWarnAfter) }, opts.Logger)
+	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.Logger)
 	pro := &Provider{e: e}
 	e.SQL = sqle.NewDefault(pro)
 	if err := e.DDL.Start(); err != nil {

@@ -23,6 +23,12 @@ func registerSystemVariables() {
 				Type: types.NewSystemIntType("tidb_ddl_reorg_worker_cnt", 1, 256, false), Default: int64(4)},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_reorg_batch_size", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_reorg_batch_size", 32, 10240, false), Default: int64(256)},
+			// A pause after every backfill batch of each worker: a crude
+			// write-speed limit for a DDL that must stay out of the way.
+			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_reorg_batch_delay_ms", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("reorgdb_ddl_reorg_batch_delay_ms", 0, 10000, false), Default: int64(0)},
+			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("reorgdb_mdl_report_after_seconds", 1, 86400, false), Default: int64(10)},
 		})
 	})
 }
@@ -45,10 +51,11 @@ func globalInt(name string, def int64) int64 {
 	return def
 }
 
-func ddlSettings(mdlWarn time.Duration) ddl.Settings {
+func ddlSettings() ddl.Settings {
 	return ddl.Settings{
 		Workers:      int(globalInt("tidb_ddl_reorg_worker_cnt", 4)),
 		BatchSize:    int(globalInt("tidb_ddl_reorg_batch_size", 256)),
-		MDLWarnAfter: mdlWarn,
+		BatchDelay:   time.Duration(globalInt("reorgdb_ddl_reorg_batch_delay_ms", 0)) * time.Millisecond,
+		MDLWarnAfter: time.Duration(globalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
 	}
 }

@@ -1,0 +1,235 @@
+package sql_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reorgdb/reorgdb/internal/testserver"
+)
+
+// jobRow is one row of ADMIN SHOW DDL JOBS.
+type jobRow struct {
+	id       int64
+	state    string
+	schema   string
+	rowCount int64
+	errText  string
+}
+
+func showJobs(t testing.TB, db *sql.DB) []jobRow {
+	t.Helper()
+	r, err := db.Query("ADMIN SHOW DDL JOBS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []jobRow
+	for r.Next() {
+		var j jobRow
+		var dbn, tbl, typ, created string
+		var start, end, comment sql.NullString
+		var tableID, total int64
+		if err := r.Scan(&j.id, &dbn, &tbl, &typ, &j.schema, &tableID, &j.rowCount, &total, &created, &start, &end, &j.state, &comment, &j.errText); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func waitJob(t testing.TB, db *sql.DB, cond func(jobRow) bool, what string) jobRow {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, j := range showJobs(t, db) {
+			if cond(j) {
+				return j
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for a job that %s; jobs: %+v", what, showJobs(t, db))
+	return jobRow{}
+}
+
+func loadRows(t testing.TB, db *sql.DB, n int) {
+	mustExec(t.(*testing.T), db, "CREATE TABLE t (id INT PRIMARY KEY, a INT NOT NULL, c VARCHAR(20) NOT NULL)")
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "(%d,%d,'v%d')", i, i%1000, i)
+		if (i+1)%5000 == 0 || i == n-1 {
+			mustExec(t.(*testing.T), db, "INSERT INTO t VALUES "+b.String())
+			b.Reset()
+		}
+	}
+}
+
+// slowBackfill makes the backfill take a few seconds on n rows.
+func slowBackfill(t *testing.T, db *sql.DB) {
+	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_worker_cnt = 1")
+	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 5")
+	t.Cleanup(func() {
+		db.Exec("SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
+		db.Exec("SET GLOBAL tidb_ddl_reorg_worker_cnt = 4")
+		db.Exec("SET GLOBAL tidb_ddl_reorg_batch_size = 256")
+	})
+}
+
+func TestPauseResumeCancelAndKill(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	db.SetMaxOpenConns(8)
+	loadRows(t, db, 20000)
+	slowBackfill(t, db)
+
+	// Pause and resume mid-backfill.
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec("ALTER TABLE t ADD INDEX a_idx (a)"); done <- err }()
+	j := waitJob(t, db, func(j jobRow) bool { return j.state == "running" && j.rowCount > 0 }, "is backfilling")
+	expectRows(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id), fmt.Sprintf("%d,successful", j.id))
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
+	p1 := waitJob(t, db, func(x jobRow) bool { return x.id == j.id }, "exists")
+	time.Sleep(300 * time.Millisecond)
+	p2 := waitJob(t, db, func(x jobRow) bool { return x.id == j.id }, "exists")
+	if p2.rowCount != p1.rowCount || p2.state != "paused" {
+		t.Fatalf("paused job moved: %+v -> %+v", p1, p2)
+	}
+	// DML goes on while the job is paused.
+	mustExec(t, db, "UPDATE t SET a = 5000 WHERE id = 1")
+	expectRows(t, db, fmt.Sprintf("ADMIN RESUME DDL JOBS %d", j.id), fmt.Sprintf("%d,successful", j.id))
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	expectIndexes(t, db, "t", "PRIMARY", "a_idx")
+	expectRows(t, db, "SELECT id FROM t WHERE a = 5000", "1")
+	if _, err := db.Exec("ADMIN CHECK INDEX t a_idx"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Cancel mid-backfill: the statement fails, the index and its entries are gone.
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 5")
+	go func() { _, err := db.Exec("ALTER TABLE t ADD INDEX c_idx (c)"); done <- err }()
+	j = waitJob(t, db, func(x jobRow) bool { return x.state == "running" && x.rowCount > 0 }, "is backfilling")
+	expectRows(t, db, fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", j.id), fmt.Sprintf("%d,successful", j.id))
+	err := <-done
+	expectErr(t, err, 8214, "Cancelled DDL job")
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "cancelled" }, "is cancelled")
+	expectIndexes(t, db, "t", "PRIMARY", "a_idx")
+	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Engine().CountIndexEntries("app", "t")
+	var rowsN int
+	db.QueryRow("SELECT count(*) FROM t").Scan(&rowsN)
+	if before != rowsN {
+		t.Fatalf("%d index entries for %d rows after the cancel (only a_idx should remain)", before, rowsN)
+	}
+
+	// KILL QUERY on the issuing connection cancels the job too.
+	ctx := context.Background()
+	conn, _ := db.Conn(ctx)
+	defer conn.Close()
+	var connID int64
+	conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&connID)
+	go func() { _, err := conn.ExecContext(ctx, "ALTER TABLE t ADD INDEX c_idx (c)"); done <- err }()
+	j = waitJob(t, db, func(x jobRow) bool { return x.state == "running" && x.rowCount > 0 }, "is backfilling")
+	mustExec(t, db, fmt.Sprintf("KILL QUERY %d", connID))
+	if err := <-done; err == nil {
+		t.Fatal("killed ALTER succeeded")
+	}
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "cancelled" }, "is cancelled")
+	expectIndexes(t, db, "t", "PRIMARY", "a_idx")
+
+	// Unknown jobs and finished jobs are refused.
+	out := rows(t, db, "ADMIN CANCEL DDL JOBS 999, 1")
+	if len(out) != 2 || !strings.Contains(out[0], "not found") || !strings.Contains(out[1], "finished") {
+		t.Fatalf("ADMIN CANCEL of bad jobs: %q", out)
+	}
+}
+
+// TestCrashResumesFromCheckpoint SIGKILLs a server process mid-backfill,
+// restarts on the same data, and checks that the job resumes from its
+// checkpoint (not from row 0) and builds a consistent index.
+func TestCrashResumesFromCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^TestCrashChildServer$")
+	child.Env = append(os.Environ(), "REORGDB_CRASH_CHILD_DIR="+dir)
+	stdout, _ := child.StdoutPipe()
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	sc := bufio.NewScanner(stdout)
+	var dsn string
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "DSN "); ok {
+			dsn = v
+			break
+		}
+	}
+	if dsn == "" {
+		t.Fatal("child did not start")
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowBackfill(t, db)
+	go db.Exec("ALTER TABLE t ADD INDEX a_idx (a), ADD UNIQUE INDEX c_idx (c)")
+	j := waitJob(t, db, func(x jobRow) bool { return x.state == "running" && x.rowCount >= 3000 }, "backfilled 3000 rows")
+	last := waitJob(t, db, func(x jobRow) bool { return x.id == j.id }, "exists")
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	db.Close()
+
+	s := testserver.StartDir(t, dir)
+	db2 := s.DB("app")
+	// The resumed job starts from its checkpoints.
+	first := waitJob(t, db2, func(x jobRow) bool { return x.id == j.id }, "exists after restart")
+	if first.rowCount < last.rowCount {
+		t.Fatalf("job restarted from scratch: %d rows before the crash, %d after", last.rowCount, first.rowCount)
+	}
+	mustExec(t, db2, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
+	waitJob(t, db2, func(x jobRow) bool { return x.id == j.id && x.state == "synced" }, "finished")
+	expectIndexes(t, db2, "t", "PRIMARY", "a_idx", "c_idx")
+	if _, err := db2.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db2, "SELECT id FROM t WHERE c = 'v777'", "777")
+	t.Logf("rows before kill %d, at restart %d (%s)", last.rowCount, first.rowCount, strconv.Quote(first.state))
+}
+
+// TestCrashChildServer is the child process of TestCrashResumesFromCheckpoint:
+// a server with 30,000 rows that runs until it is killed.
+func TestCrashChildServer(t *testing.T) {
+	dir := os.Getenv("REORGDB_CRASH_CHILD_DIR")
+	if dir == "" {
+		return // only meaningful as the child of TestCrashResumesFromCheckpoint
+	}
+	s := testserver.StartDir(t, dir)
+	db := s.DB("app")
+	loadRows(t, db, 30000)
+	fmt.Printf("DSN %s\n", s.DSN("app"))
+	select {}
+}
