@@ -101,6 +101,23 @@ func (m *Manager) Start() error {
 			it.Close()
 			return fmt.Errorf("ddl: load job: %w", err)
 		}
+		if !j.State.Finished() && j.Tasks != nil {
+			// Progress is checkpointed per task, more often than the job
+			// record: show it from there at once.
+			var rows int64
+			for i := range j.Tasks {
+				t, ok, err := getTask(txn, j.ID, i)
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if ok {
+					j.Tasks[i] = t
+				}
+				rows += j.Tasks[i].Rows
+			}
+			j.RowCount = rows
+		}
 		m.jobs[j.ID] = &j
 		ch := make(chan struct{})
 		if j.State.Finished() {
