@@ -227,7 +227,7 @@ func TestCrashChildServer(t *testing.T) {
 	if dir == "" {
 		return // only meaningful as the child of TestCrashResumesFromCheckpoint
 	}
-	s := testserver.StartDir(t, dir)
+	s := testserver.StartDurable(t, dir)
 	db := s.DB("app")
 	loadRows(t, db, 30000)
 	fmt.Printf("DSN %s\n", s.DSN("app"))

@@ -27,8 +27,15 @@ func Start(t testing.TB) *Server {
 	return StartDir(t, t.TempDir())
 }
 
-// StartDir runs a server on dir (which may hold an earlier server's data).
-func StartDir(t testing.TB, dir string) *Server {
+// StartDir runs a server on dir (which may hold an earlier server's data),
+// without fsync on commit: a killed process keeps its commits only if the
+// OS had them, so crash tests use StartDurable.
+func StartDir(t testing.TB, dir string) *Server { return start(t, dir, true) }
+
+// StartDurable is StartDir with durable commits.
+func StartDurable(t testing.TB, dir string) *Server { return start(t, dir, false) }
+
+func start(t testing.TB, dir string, noSync bool) *Server {
 	t.Helper()
 	level := slog.LevelWarn
 	if os.Getenv("REORGDB_TEST_LOG") != "" {
@@ -38,7 +45,7 @@ func StartDir(t testing.TB, dir string) *Server {
 		DataDir:    dir,
 		Port:       0,
 		StatusPort: 0,
-		NoSync:     true,
+		NoSync:     noSync,
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
