@@ -254,6 +254,10 @@ func TestMultiIndexAlterIsOneJob(t *testing.T) {
 	if len(jobs) != 1 || !strings.Contains(jobs[0], "synced") || !strings.Contains(jobs[0], ",2,") {
 		t.Fatalf("ADMIN SHOW DDL JOBS: %q", jobs)
 	}
+	ij := rows(t, db, "SELECT job_id, state, row_count, query FROM information_schema.ddl_jobs")
+	if len(ij) != 1 || !strings.HasPrefix(ij[0], "1,synced,2,ALTER TABLE t ADD INDEX ia") {
+		t.Fatalf("information_schema.ddl_jobs: %q", ij)
+	}
 	q := rows(t, db, "ADMIN SHOW DDL JOB QUERIES 1")
 	if len(q) != 1 || !strings.Contains(q[0], "ADD INDEX ia") {
 		t.Fatalf("ADMIN SHOW DDL JOB QUERIES: %q", q)

@@ -54,6 +54,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.Logger)
 	pro := &Provider{e: e}
 	e.SQL = sqle.NewDefault(pro)
+	e.SQL.Analyzer.Catalog.InfoSchema = &infoSchema{Database: e.SQL.Analyzer.Catalog.InfoSchema, e: e}
 	if err := e.DDL.Start(); err != nil {
 		return nil, err
 	}
