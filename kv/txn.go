@@ -193,6 +193,13 @@ func (t *Txn) Rollback() {
 // registration, which lets GC advance past its snapshot.
 func (t *Txn) finish() {
 	t.done = true
+	if t.s.isClosed() {
+		// The Pebble instance is gone (a connection closing during
+		// shutdown): its iterators must not be touched any more.
+		t.iters, t.pointIter, t.buf = nil, nil, nil
+		t.s.unregister(t.startTS)
+		return
+	}
 	for len(t.iters) > 0 {
 		it := t.iters[len(t.iters)-1]
 		it.err = ErrTxnDone

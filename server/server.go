@@ -207,6 +207,11 @@ func (s *Server) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	// Let statements and transactions in flight finish (clients that
+	// disconnect roll theirs back) before the store goes away.
+	for deadline := time.Now().Add(3 * time.Second); s.engine.ActiveTransactions() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	s.engine.Close()
 	errs = append(errs, s.store.Close())
 	return errors.Join(errs...)

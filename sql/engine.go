@@ -92,6 +92,9 @@ func (e *Engine) track(t *Transaction, owner string) {
 
 func (e *Engine) untrack(t *Transaction) { t.lease.Release() }
 
+// ActiveTransactions is the number of open SQL transactions.
+func (e *Engine) ActiveTransactions() int { return e.mdl.Count() }
+
 // waitSchema is the metadata lock wait: it returns once no transaction
 // that started under a schema version older than v is still open.
 func (e *Engine) waitSchema(ctx context.Context, v int64, self *Transaction) error {
