@@ -49,7 +49,7 @@ under_load() {
     /^\[/ { n++; for (i = 1; i <= NF; i++) { if ($i == "tps:") t = $(i+1); if ($i == "qps:") q = $(i+1) }
             if (n > b0 && n <= b1) { bt += t; bq += q; bn++ }
             if (n > b1 && n <= w1) { dt += t; dq += q; dn++ } }
-    END { printf "%.0f %.0f %.0f %.0f", bt/bn, bq/bn, (dn ? dt/dn : 0), (dn ? dq/dn : 0) }' "$log" > "$WORK/res"
+    END { printf "%.0f %.0f %.0f %.0f\n", bt/bn, bq/bn, (dn ? dt/dn : 0), (dn ? dq/dn : 0) }' "$log" > "$WORK/res"
   read -r btps bqps dtps dqps < "$WORK/res"
   printf '| %s | %s | %.1f | %s | %s | %s | %s | %.0f%% |\n' "$name" "$ddl" "$dur" "$btps" "$dtps" "$bqps" "$dqps" \
     "$(echo "100 * $dtps / $btps" | bc -l)"
