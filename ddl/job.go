@@ -128,3 +128,21 @@ func getTask(txn *kv.Txn, jobID int64, i int) (Task, bool, error) {
 	var t Task
 	return t, true, json.Unmarshal(b, &t)
 }
+
+// loadCheckpoints refreshes a job's tasks and row count from the per-task
+// checkpoint keys, which are newer than the job record.
+func loadCheckpoints(txn *kv.Txn, j *Job) error {
+	var rows int64
+	for i := range j.Tasks {
+		t, ok, err := getTask(txn, j.ID, i)
+		if err != nil {
+			return err
+		}
+		if ok {
+			j.Tasks[i] = t
+		}
+		rows += j.Tasks[i].Rows
+	}
+	j.RowCount = rows
+	return nil
+}

@@ -104,19 +104,10 @@ func (m *Manager) Start() error {
 		if !j.State.Finished() && j.Tasks != nil {
 			// Progress is checkpointed per task, more often than the job
 			// record: show it from there at once.
-			var rows int64
-			for i := range j.Tasks {
-				t, ok, err := getTask(txn, j.ID, i)
-				if err != nil {
-					it.Close()
-					return err
-				}
-				if ok {
-					j.Tasks[i] = t
-				}
-				rows += j.Tasks[i].Rows
+			if err := loadCheckpoints(txn, &j); err != nil {
+				it.Close()
+				return err
 			}
-			j.RowCount = rows
 		}
 		m.jobs[j.ID] = &j
 		ch := make(chan struct{})

@@ -358,7 +358,10 @@ func (m *Manager) cleanupTasks(id int64) {
 }
 
 // deleteRange deletes all keys in [lo, hi) in batches of transactions.
+// Each batch starts after the last key of the previous one, so that no
+// batch walks over the tombstones the earlier ones left.
 func deleteRange(store *kv.Store, lo, hi []byte) error {
+	lo = append([]byte(nil), lo...)
 	for {
 		txn := store.Begin()
 		it := txn.NewIter(lo, hi, false)
@@ -378,9 +381,13 @@ func deleteRange(store *kv.Store, lo, hi []byte) error {
 				return err
 			}
 		}
-		if _, err := txn.Commit(); err != nil && !errors.Is(err, kv.ErrWriteConflict) {
+		if _, err := txn.Commit(); err != nil {
+			if errors.Is(err, kv.ErrWriteConflict) {
+				continue // someone wrote in the range meanwhile: redo this batch
+			}
 			return err
 		}
+		lo = append(keys[len(keys)-1], 0) // the next possible key
 	}
 }
 
@@ -449,24 +456,13 @@ func (m *Manager) backfill(ctx context.Context, id int64) error {
 		j, _ = m.snapshot(id)
 	}
 	// Resume from the per-task checkpoints.
-	{
-		txn := m.store.Begin()
-		var rows int64
-		for i := range j.Tasks {
-			t, ok, err := getTask(txn, id, i)
-			if err != nil {
-				txn.Rollback()
-				return err
-			}
-			if ok {
-				j.Tasks[i] = t
-			}
-			rows += j.Tasks[i].Rows
-		}
-		txn.Rollback()
-		tasks := j.Tasks
-		m.update(id, func(jj *Job) { jj.Tasks = tasks; jj.RowCount = rows })
+	txn := m.store.Begin()
+	err := loadCheckpoints(txn, j)
+	txn.Rollback()
+	if err != nil {
+		return err
 	}
+	m.update(id, func(jj *Job) { jj.Tasks, jj.RowCount = j.Tasks, j.RowCount })
 	s := m.cat.Current()
 	t, ok := s.TableByID(j.TableID)
 	if !ok {

@@ -168,6 +168,9 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		}
 		scratch.Indexes = append(scratch.Indexes, ix)
 	}
+	if err := e.implicitCommit(ctx); err != nil {
+		return err
+	}
 	id, err := e.DDL.SubmitAddIndex(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), specs)
 	if err != nil {
 		return err

@@ -305,3 +305,23 @@ func TestIndexDDLStatementForms(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDDLCommitsOpenTransaction: as in MySQL, DDL first commits the
+// session's open transaction, so its rows get the new index's entries.
+func TestDDLCommitsOpenTransaction(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1)")
+	ctx := context.Background()
+	c, _ := db.Conn(ctx)
+	defer c.Close()
+	mustExec(t, c, "BEGIN")
+	mustExec(t, c, "INSERT INTO t VALUES (2, 2)")
+	mustExec(t, c, "CREATE INDEX ia ON t (a)")
+	mustExec(t, c, "ROLLBACK") // nothing left to roll back
+	expectRows(t, db, "SELECT id FROM t WHERE a = 2", "2")
+	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+}

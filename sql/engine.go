@@ -7,6 +7,7 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -107,9 +108,36 @@ func (e *Engine) waitSchema(ctx context.Context, v int64, self *Transaction) err
 	})
 }
 
+// implicitCommit commits the session's open transaction before a schema
+// change, as MySQL does: writes made under the old schema must not commit
+// after the change (they would miss a new index's entries, or land in a
+// dropped table). The session goes on with a fresh transaction, which
+// go-mysql-server commits when the statement ends.
+func (e *Engine) implicitCommit(ctx *gms.Context) error {
+	tx, ok := ctx.GetTransaction().(*Transaction)
+	if !ok || tx == nil || tx.done || tx.txn.IsReadOnly() {
+		return nil
+	}
+	_, err := tx.txn.Commit()
+	tx.lease.Release()
+	e.track(tx, tx.lease.Owner)
+	if err != nil {
+		if errors.Is(err, kv.ErrWriteConflict) {
+			e.metrics.txnConflicted()
+			return errDeadlock()
+		}
+		return err
+	}
+	e.metrics.txnCommitted()
+	return nil
+}
+
 // ddl applies a catalog change and makes the issuing session see it (DDL
 // commits implicitly in MySQL).
 func (e *Engine) ddl(ctx *gms.Context, fn func(ch *catalog.Change, txn *kv.Txn) error) error {
+	if err := e.implicitCommit(ctx); err != nil {
+		return err
+	}
 	s, err := e.cat.Update(fn)
 	if err != nil {
 		return err
