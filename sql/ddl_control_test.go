@@ -233,3 +233,51 @@ func TestCrashChildServer(t *testing.T) {
 	fmt.Printf("DSN %s\n", s.DSN("app"))
 	select {}
 }
+
+// TestMDLWaitIsReported: a transaction that holds up a schema step is
+// named in the job's status, the job waits for it (never kills it), and
+// goes on once it ends.
+func TestMDLWaitIsReported(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, big VARCHAR(1000))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'x')")
+	mustExec(t, db, "SET GLOBAL reorgdb_mdl_report_after_seconds = 1")
+	defer db.Exec("SET GLOBAL reorgdb_mdl_report_after_seconds = 10")
+	ctx := context.Background()
+	old, _ := db.Conn(ctx)
+	defer old.Close()
+	mustExec(t, old, "BEGIN")
+	expectRows(t, old, "SELECT a FROM t WHERE id = 1", "1")
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec("CREATE INDEX ia ON t (a)"); done <- err }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out := rows(t, db, "SELECT comments FROM information_schema.ddl_jobs")
+		if len(out) == 1 && strings.Contains(out[0], "waiting for a transaction") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the blocking transaction was not reported: %q", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("ADD INDEX finished while an old transaction was open: %v", err)
+	default:
+	}
+	// The old transaction is intact and can still write.
+	mustExec(t, old, "UPDATE t SET a = 2 WHERE id = 1")
+	mustExec(t, old, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db, "SELECT id FROM t WHERE a = 2", "1")
+	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Exec("CREATE INDEX ib ON t (big)")
+	expectErr(t, err, 1071, "Specified key was too long")
+	expectIndexes(t, db, "t", "PRIMARY", "ia")
+}

@@ -41,30 +41,37 @@ func (x indexer) Entries(dbName string, t *catalog.Table, ids []int64, h int64, 
 	if err != nil {
 		return nil, err
 	}
-	tbl := &Table{m: m}
-	row, err := tbl.decodeRow(h, val, true)
-	if err != nil {
-		return nil, err
-	}
-	ed := &editor{t: tbl}
-	ents, err := ed.entries(row, h, func(ix *indexMeta) bool {
+	want := func(ix *indexMeta) bool {
 		for _, id := range ids {
 			if ix.def != nil && ix.def.ID == id {
 				return true
 			}
 		}
 		return false
-	})
+	}
+	// Decode only the indexed columns, and keep them in the codec's
+	// canonical form: entries() accepts canonical values as they are.
+	dec, pos := m.indexColumnsDecoder(ids, want)
+	vals := make([]any, len(pos))
+	if err := dec.Decode(val, vals); err != nil {
+		return nil, err
+	}
+	row := make(gms.Row, len(m.schema))
+	for i, p := range pos {
+		row[p] = vals[i]
+	}
+	ed := &editor{t: &Table{m: m}}
+	ents, err := ed.entries(row, h, want)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]ddl.Entry, len(ents))
 	for i, e := range ents {
-		vals := make([]string, len(e.ix.pos))
+		shown := make([]string, len(e.ix.pos))
 		for k, p := range e.ix.pos {
-			vals[k] = displayValue(row[p])
+			shown[k] = displayValue(row[p])
 		}
-		out[i] = ddl.Entry{IndexID: e.ix.def.ID, Key: e.key, Value: e.value, Unique: e.unique, Display: joinDash(vals)}
+		out[i] = ddl.Entry{IndexID: e.ix.def.ID, Key: e.key, Value: e.value, Unique: e.unique, Display: joinDash(shown)}
 	}
 	return out, nil
 }

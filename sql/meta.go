@@ -26,6 +26,41 @@ type tableMeta struct {
 	autoPos   int // position of the AUTO_INCREMENT column, -1 if none
 	decoder   *codec.RowDecoder
 	indexes   []*indexMeta // all indexes, in any state; the PK index first when present
+
+	ixDecoders sync.Map // fmt of index IDs -> *ixDecoder
+}
+
+type ixDecoder struct {
+	dec *codec.RowDecoder
+	pos []int
+}
+
+// indexColumnsDecoder returns a decoder of just the columns of the
+// selected indexes, and their positions in the schema.
+func (m *tableMeta) indexColumnsDecoder(ids []int64, want func(*indexMeta) bool) (*codec.RowDecoder, []int) {
+	key := fmt.Sprint(ids)
+	if d, ok := m.ixDecoders.Load(key); ok {
+		x := d.(*ixDecoder)
+		return x.dec, x.pos
+	}
+	seen := map[int]bool{}
+	var pos []int
+	var colIDs []int64
+	for _, ix := range m.indexes {
+		if ix.isHandleIndex() || !want(ix) {
+			continue
+		}
+		for _, p := range ix.pos {
+			if !seen[p] {
+				seen[p] = true
+				pos = append(pos, p)
+				colIDs = append(colIDs, m.colIDs[p])
+			}
+		}
+	}
+	x := &ixDecoder{dec: codec.NewRowDecoder(colIDs), pos: pos}
+	m.ixDecoders.Store(key, x)
+	return x.dec, x.pos
 }
 
 type indexMeta struct {
