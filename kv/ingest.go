@@ -1,0 +1,144 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// ReserveTS allocates a timestamp that no commit will ever use, and returns
+// once every commit below it is applied: a snapshot at it is complete, and
+// versions written at it (by an Ingester) can never collide with a
+// transaction's own versions of the same key.
+func (s *Store) ReserveTS() (uint64, error) {
+	ts, err := s.beginCommit()
+	if err != nil {
+		return 0, err
+	}
+	s.endCommit(ts)
+	return ts, nil
+}
+
+// BeginAt starts a read-only snapshot at ts, which must not be below the
+// safe point (the caller holds it with HoldSafePoint).
+func (s *Store) BeginAt(ts uint64) (*Txn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ts < s.safePoint {
+		return nil, fmt.Errorf("kv: snapshot at %d is below the GC safe point %d", ts, s.safePoint)
+	}
+	if ts > s.readTSLocked() {
+		return nil, fmt.Errorf("kv: snapshot at %d is above the read timestamp %d", ts, s.readTSLocked())
+	}
+	s.live[ts]++
+	return &Txn{s: s, startTS: ts}, nil
+}
+
+// Ingester writes versions of keys at one timestamp into sstables, which
+// are then added to the store with Pebble's ingestion: no write-ahead log,
+// no memtable, no transaction. Keys must come in strictly increasing order.
+//
+// Versions written this way are backdated: a transaction that committed a
+// newer version of a key keeps it visible (MVCC orders versions by
+// timestamp, not by when they arrived). The caller is responsible for
+// holding the GC safe point at or below ts until the ingestion is done, and
+// for ts coming from ReserveTS.
+type Ingester struct {
+	s       *Store
+	ts      uint64
+	dir     string
+	maxSize uint64
+	w       *sstable.Writer
+	paths   []string
+	last    []byte
+	keyBuf  []byte
+	valBuf  []byte
+	n       int
+	Bytes   int64 // user bytes added
+}
+
+// NewIngester returns an ingester writing files of at most maxSize bytes
+// (0: 128 MiB) into dir.
+func (s *Store) NewIngester(ts uint64, dir string, maxSize uint64) (*Ingester, error) {
+	if maxSize == 0 {
+		maxSize = 128 << 20
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Ingester{s: s, ts: ts, dir: dir, maxSize: maxSize}, nil
+}
+
+// Add appends the version of key at the ingester's timestamp.
+func (in *Ingester) Add(key, value []byte) error {
+	if in.last != nil && bytes.Compare(key, in.last) <= 0 {
+		return fmt.Errorf("kv: ingest keys out of order: %x after %x", key, in.last)
+	}
+	in.last = append(in.last[:0], key...)
+	if in.w != nil && in.w.Raw().EstimatedSize() >= in.maxSize {
+		if err := in.closeFile(); err != nil {
+			return err
+		}
+	}
+	if in.w == nil {
+		path := filepath.Join(in.dir, fmt.Sprintf("ingest-%d-%d.sst", in.ts, len(in.paths)))
+		f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			return err
+		}
+		in.paths = append(in.paths, path)
+		in.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{TableFormat: in.s.db.TableFormat()})
+	}
+	in.keyBuf = appendVersionKey(in.keyBuf[:0], key, in.ts)
+	in.valBuf = append(append(in.valBuf[:0], flagPut), value...)
+	in.n++
+	in.Bytes += int64(len(key) + len(value))
+	return in.w.Set(in.keyBuf, in.valBuf)
+}
+
+func (in *Ingester) closeFile() error {
+	if in.w == nil {
+		return nil
+	}
+	err := in.w.Close()
+	in.w = nil
+	return err
+}
+
+// Ingest adds the written files to the store and removes them. With no key
+// added it does nothing.
+func (in *Ingester) Ingest(ctx context.Context) error {
+	if err := in.closeFile(); err != nil {
+		in.Abort()
+		return err
+	}
+	defer in.Abort()
+	if in.n == 0 {
+		return nil
+	}
+	if in.s.isClosed() {
+		return errClosed
+	}
+	return in.s.db.Ingest(ctx, in.paths)
+}
+
+// Abort removes the files (Pebble moves or copies the files it ingests).
+func (in *Ingester) Abort() {
+	if in.w != nil {
+		in.w.Close()
+		in.w = nil
+	}
+	for _, p := range in.paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			in.s.log.Warn("kv: remove ingest file", "path", p, "err", err)
+		}
+	}
+	in.paths = nil
+}
