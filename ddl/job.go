@@ -72,6 +72,14 @@ type Job struct {
 	PauseRequested  bool `json:"pause_requested,omitempty"`
 	// Comment shows live details (workers, batch size, what it waits for).
 	Comment string `json:"comment,omitempty"`
+	// Ingest mode: the snapshot timestamp every scan reads and every
+	// ingested version carries, and progress in bytes.
+	IngestTS      uint64 `json:"ingest_ts,omitempty"`
+	// ResumedRows is how many rows were already backfilled (checkpointed)
+	// when this process resumed the job after a restart.
+	ResumedRows int64 `json:"resumed_rows,omitempty"`
+	SortedBytes   int64  `json:"sorted_bytes,omitempty"`
+	IngestedBytes int64  `json:"ingested_bytes,omitempty"`
 }
 
 const (

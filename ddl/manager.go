@@ -47,6 +47,8 @@ type Settings struct {
 	Workers      int           // backfill workers (tidb_ddl_reorg_worker_cnt)
 	BatchSize    int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
 	BatchDelay   time.Duration // pause after each batch (a write-speed limit)
+	FastReorg    bool          // ingest backfill (tidb_ddl_enable_fast_reorg)
+	BufferBytes  int64         // ingest sort buffer shared by a job's workers (innodb_ddl_buffer_size)
 	MDLWarnAfter time.Duration // report a transaction that holds a step up for longer
 }
 
@@ -78,12 +80,14 @@ type Manager struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	nextID  int64
+	tempDir string
 }
 
 // NewManager creates a manager; Start runs it.
-func NewManager(store *kv.Store, cat *catalog.Catalog, mdl *MDL, indexer Indexer, settings func() Settings, log *slog.Logger) *Manager {
+// tempDir holds the ingest backfill's sstables while they are written.
+func NewManager(store *kv.Store, cat *catalog.Catalog, mdl *MDL, indexer Indexer, settings func() Settings, tempDir string, log *slog.Logger) *Manager {
 	return &Manager{
-		store: store, cat: cat, MDL: mdl, indexer: indexer, settings: settings, log: log,
+		store: store, cat: cat, MDL: mdl, indexer: indexer, settings: settings, log: log, tempDir: tempDir,
 		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
@@ -91,6 +95,11 @@ func NewManager(store *kv.Store, cat *catalog.Catalog, mdl *MDL, indexer Indexer
 
 // Start loads the stored jobs and resumes the unfinished ones.
 func (m *Manager) Start() error {
+	// Files of an ingest that a crash interrupted are useless: the job
+	// redoes the unfinished part of its scan.
+	if err := m.removeTempDir(); err != nil {
+		return err
+	}
 	txn := m.store.Begin()
 	defer txn.Rollback()
 	upper := append(append([]byte(nil), prefixJob[:len(prefixJob)-1]...), prefixJob[len(prefixJob)-1]+1)
@@ -108,6 +117,7 @@ func (m *Manager) Start() error {
 				it.Close()
 				return err
 			}
+			j.ResumedRows = j.RowCount
 		}
 		m.jobs[j.ID] = &j
 		ch := make(chan struct{})
@@ -222,6 +232,9 @@ func (m *Manager) SubmitAddIndex(dbName, tableName string, tableID int64, query 
 		ID: id, Type: JobAddIndex, DBName: dbName, TableName: tableName, TableID: tableID,
 		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Indexes: specs,
 		Mode: "txn", Created: time.Now(),
+	}
+	if m.settings().FastReorg {
+		j.Mode = "ingest"
 	}
 	txn := m.store.Begin()
 	if err := putJob(txn, j); err != nil {

@@ -201,7 +201,11 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		case catalog.StateWriteOnly:
 			err = m.setIndexState(ctx, id, catalog.StateWriteReorg)
 		case catalog.StateWriteReorg:
-			err = m.backfill(ctx, id)
+			if j.Mode == "ingest" {
+				err = m.ingestBackfill(ctx, id)
+			} else {
+				err = m.backfill(ctx, id)
+			}
 			if err == nil {
 				err = m.setIndexState(ctx, id, catalog.StatePublic)
 			}

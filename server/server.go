@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger})
+	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: filepath.Join(cfg.DataDir, "ddl-tmp")})
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -23,20 +23,40 @@ func TestOnlineAddIndexRace(t *testing.T) {
 	for _, cfg := range []struct {
 		name           string
 		seed           int64
+		mode           string
 		workers, batch int
 	}{
-		{"defaults", 1, 4, 256},
-		{"small-batches-many-workers", 2, 16, 32},
-		{"one-worker", 3, 1, 1024},
+		{"txn-defaults", 1, "txn", 4, 256},
+		{"txn-small-batches-many-workers", 2, "txn", 16, 32},
+		{"txn-one-worker", 3, "txn", 1, 1024},
+		{"ingest-defaults", 4, "ingest", 4, 256},
+		{"ingest-small-buffer", 5, "ingest", 3, 256}, // many sort/ingest rounds
 	} {
-		t.Run(cfg.name, func(t *testing.T) { raceAddIndex(t, cfg.seed, cfg.workers, cfg.batch) })
+		t.Run(cfg.name, func(t *testing.T) { raceAddIndex(t, cfg.seed, cfg.mode, cfg.workers, cfg.batch) })
 	}
 }
 
-func raceAddIndex(t *testing.T, seed int64, workers, batch int) {
+// setMode selects the backfill: "txn" or "ingest" (with a tiny sort
+// buffer, so that a build takes many sort-and-ingest rounds).
+func setMode(t *testing.T, db *sql.DB, mode string) {
+	t.Helper()
+	if mode == "txn" {
+		mustExec(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = OFF")
+	} else {
+		mustExec(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = ON")
+		mustExec(t, db, "SET GLOBAL innodb_ddl_buffer_size = 65536")
+	}
+	t.Cleanup(func() {
+		db.Exec("SET GLOBAL tidb_ddl_enable_fast_reorg = ON")
+		db.Exec("SET GLOBAL innodb_ddl_buffer_size = 268435456")
+	})
+}
+
+func raceAddIndex(t *testing.T, seed int64, mode string, workers, batch int) {
 	s := testserver.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(16)
+	setMode(t, db, mode)
 	mustExec(t, db, fmt.Sprintf("SET GLOBAL tidb_ddl_reorg_worker_cnt = %d", workers))
 	mustExec(t, db, fmt.Sprintf("SET GLOBAL tidb_ddl_reorg_batch_size = %d", batch))
 	mustExec(t, db, `CREATE TABLE t (id INT PRIMARY KEY, a INT NOT NULL, u INT NOT NULL, c VARCHAR(30) NOT NULL, pad VARCHAR(30) NOT NULL)`)
@@ -217,8 +237,15 @@ func expectIndexes(t *testing.T, db *sql.DB, table string, want ...string) {
 }
 
 func TestAddUniqueIndexWithDuplicatesFails(t *testing.T) {
+	for _, mode := range []string{"txn", "ingest"} {
+		t.Run(mode, func(t *testing.T) { addUniqueWithDuplicates(t, mode) })
+	}
+}
+
+func addUniqueWithDuplicates(t *testing.T, mode string) {
 	s := testserver.Start(t)
 	db := s.DB("app")
+	setMode(t, db, mode)
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT, w INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 1), (2, 20, 2), (3, 10, 3)")
 	before := rows(t, db, "SELECT * FROM t ORDER BY id")

@@ -39,6 +39,8 @@ type Engine struct {
 // Options configure an Engine.
 type Options struct {
 	Logger *slog.Logger
+	// TempDir holds index builds' temporary files.
+	TempDir string
 }
 
 // NewEngine opens the catalog on store and builds the SQL engine.
@@ -52,7 +54,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	}
 	registerSystemVariables()
 	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: ddl.NewMDL()}
-	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.Logger)
+	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.TempDir, opts.Logger)
 	pro := &Provider{e: e}
 	e.SQL = sqle.NewDefault(pro)
 	e.SQL.Analyzer.Catalog.InfoSchema = &infoSchema{Database: e.SQL.Analyzer.Catalog.InfoSchema, e: e}

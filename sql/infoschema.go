@@ -41,7 +41,7 @@ var ddlJobsSchema = func() gms.Schema {
 		col("SCHEMA_STATE", text), col("TABLE_ID", types.Int64), col("ROW_COUNT", types.Int64),
 		col("TOTAL_ROWS", types.Int64), col("CREATE_TIME", types.Datetime), col("START_TIME", types.Datetime),
 		col("END_TIME", types.Datetime), col("STATE", text), col("COMMENTS", text), col("ERROR", text),
-		col("QUERY", text),
+		col("QUERY", text), col("RESUMED_ROWS", types.Int64),
 	}
 }()
 
@@ -67,7 +67,7 @@ func (t *ddlJobsTable) PartitionRows(*gms.Context, gms.Partition) (gms.RowIter, 
 			comment = "mode=" + j.Mode
 		}
 		rows = append(rows, gms.Row{j.ID, j.DBName, j.TableName, j.Type, j.SchemaState.String(), j.TableID,
-			j.RowCount, j.TotalRows, tm(j.Created), tm(j.Start), tm(j.End), string(j.State), comment, j.Error, j.Query})
+			j.RowCount, j.TotalRows, tm(j.Created), tm(j.Start), tm(j.End), string(j.State), comment, j.Error, j.Query, j.ResumedRows})
 	}
 	return gms.RowsToRowIter(rows...), nil
 }

@@ -27,6 +27,10 @@ func registerSystemVariables() {
 			// write-speed limit for a DDL that must stay out of the way.
 			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_reorg_batch_delay_ms", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("reorgdb_ddl_reorg_batch_delay_ms", 0, 10000, false), Default: int64(0)},
+			&gms.MysqlSystemVariable{Name: "tidb_ddl_enable_fast_reorg", Scope: global, Dynamic: true,
+				Type: types.NewSystemBoolType("tidb_ddl_enable_fast_reorg"), Default: int8(1)},
+			&gms.MysqlSystemVariable{Name: "innodb_ddl_buffer_size", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("innodb_ddl_buffer_size", 65536, 1<<40, false), Default: int64(256 << 20)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("reorgdb_mdl_report_after_seconds", 1, 86400, false), Default: int64(10)},
 		})
@@ -57,5 +61,7 @@ func ddlSettings() ddl.Settings {
 		BatchSize:    int(globalInt("tidb_ddl_reorg_batch_size", 256)),
 		BatchDelay:   time.Duration(globalInt("reorgdb_ddl_reorg_batch_delay_ms", 0)) * time.Millisecond,
 		MDLWarnAfter: time.Duration(globalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
+		FastReorg:    globalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
+		BufferBytes:  globalInt("innodb_ddl_buffer_size", 256<<20),
 	}
 }

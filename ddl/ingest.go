@@ -1,0 +1,496 @@
+package ddl
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// The ingest backfill (TiDB's "fast reorg", MySQL's sort-based build).
+//
+// Once the job's indexes are write-only in every transaction (the metadata
+// lock guarantees it), every DML writes their entries itself. The backfill
+// then only has to add the entries of the rows that existed before, and it
+// does so without transactions:
+//
+//  1. S = kv.ReserveTS(): a timestamp no commit uses, with every commit
+//     below it applied. GC is held at S for the life of the job, and S is
+//     stored in the job so that a resumed job scans and writes at the same S.
+//  2. Workers scan the table at snapshot S, decode only the indexed
+//     columns, and collect the entries; within the memory budget each
+//     worker's entries are sorted, then merged into sstables whose versions
+//     are stamped S, and ingested.
+//  3. Unique indexes are validated.
+//
+// Why the result is exact: an ingested version is at S, so every version a
+// transaction commits after S, put or tombstone, is newer and stays
+// visible; a row changed or deleted after S therefore never shows a stale
+// entry (DML wrote a tombstone or a new entry above S; for unique entries
+// it writes the tombstone even when it found no entry, see sql's
+// deleteEntry). A commit below S is in the snapshot, so its rows get the
+// same entries DML gave them. S is used by no commit, so an ingested
+// version never replaces a transaction's version at the same timestamp.
+// What the ordering cannot settle is uniqueness between a snapshot row and
+// a row a transaction inserted after S before the ingest made the snapshot
+// entry visible: the transaction's newer entry shadows the ingested one.
+// The validation pass, at a timestamp after the ingest, counts each unique
+// index's live entries against the rows; a shortfall is exactly such a
+// duplicate, and the job fails with 1062 (found by re-checking each row).
+
+// entryBuf is one worker's entries of a round.
+type entryBuf struct {
+	keys, vals [][]byte
+	bytes      int64
+}
+
+func (b *entryBuf) Len() int           { return len(b.keys) }
+func (b *entryBuf) Less(i, j int) bool { return bytes.Compare(b.keys[i], b.keys[j]) < 0 }
+func (b *entryBuf) Swap(i, j int) {
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
+}
+
+// ingestBackfill fills the job's indexes by sorted ingestion; see above.
+func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
+	j, _ := m.snapshot(id)
+	if j.IngestTS == 0 {
+		ts, err := m.store.ReserveTS()
+		if err != nil {
+			return err
+		}
+		m.update(id, func(j *Job) { j.IngestTS = ts })
+		if err := m.persist(id); err != nil {
+			return err
+		}
+		j, _ = m.snapshot(id)
+	}
+	release := m.store.HoldSafePoint(j.IngestTS, fmt.Sprintf("ddl job %d", id))
+	defer release()
+	probe, err := m.store.BeginAt(j.IngestTS)
+	if err != nil {
+		// The server was down longer than the GC lifetime and history at
+		// S is gone: start over at a new S (entries ingested at the old S
+		// stay correct: anything newer shadows them).
+		m.log.Warn("DDL job restarts its ingest at a new snapshot", "job", id, "err", err)
+		m.update(id, func(j *Job) { j.IngestTS, j.Tasks, j.RowCount = 0, nil, 0 })
+		m.cleanupTasks(id)
+		if err := m.persist(id); err != nil {
+			return err
+		}
+		return m.ingestBackfill(ctx, id)
+	}
+	probe.Rollback()
+
+	if j.Tasks == nil {
+		tasks, total, err := m.planTasks(j)
+		if err != nil {
+			return err
+		}
+		if tasks == nil {
+			tasks = []Task{}
+		}
+		m.update(id, func(j *Job) { j.Tasks, j.TotalRows = tasks, total })
+		if err := m.persist(id); err != nil {
+			return err
+		}
+		j, _ = m.snapshot(id)
+	}
+	txn := m.store.Begin()
+	err = loadCheckpoints(txn, j)
+	txn.Rollback()
+	if err != nil {
+		return err
+	}
+	m.update(id, func(jj *Job) { jj.Tasks, jj.RowCount = j.Tasks, j.RowCount })
+
+	s := m.cat.Current()
+	t, ok := s.TableByID(j.TableID)
+	if !ok {
+		return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+	}
+	ids := make([]int64, len(j.Indexes))
+	for i, spec := range j.Indexes {
+		ids[i] = spec.ID
+	}
+	dir := filepath.Join(m.tempDir, fmt.Sprintf("job-%d", id))
+	defer os.RemoveAll(dir)
+
+	tasks := j.Tasks
+	for {
+		var round []int
+		for i := range tasks {
+			if !tasks[i].Done {
+				round = append(round, i)
+			}
+		}
+		if len(round) == 0 {
+			break
+		}
+		cur, _ := m.snapshot(id)
+		if cur.CancelRequested {
+			return errCancelRequested
+		}
+		if cur.PauseRequested {
+			return errPaused
+		}
+		done, err := m.ingestRound(ctx, j, t.Clone(), ids, tasks, round, dir)
+		if err != nil {
+			return err
+		}
+		// The round's entries are in the store: checkpoint its tasks.
+		txn := m.store.Begin()
+		var rows int64
+		for _, i := range done {
+			tasks[i].Done = true
+			tasks[i].Next = tasks[i].End
+			if err := putTask(txn, id, i, tasks[i]); err != nil {
+				txn.Rollback()
+				return err
+			}
+		}
+		if _, err := txn.Commit(); err != nil {
+			return err
+		}
+		for i := range tasks {
+			rows += tasks[i].Rows
+		}
+		m.update(id, func(j *Job) { j.RowCount = rows; j.Tasks = append([]Task(nil), tasks...) })
+		m.persist(id)
+	}
+	m.setPhase(id, "validate")
+	if err := m.validateUnique(ctx, j, ids); err != nil {
+		return err
+	}
+	m.update(id, func(j *Job) { j.Comment = "" })
+	return m.persist(id)
+}
+
+func (m *Manager) setPhase(id int64, phase string) {
+	set := m.settings()
+	m.update(id, func(j *Job) {
+		j.Comment = fmt.Sprintf("mode=ingest phase=%s workers=%d buffer=%dMiB sorted=%dMiB ingested=%dMiB",
+			phase, set.Workers, set.BufferBytes>>20, j.SortedBytes>>20, j.IngestedBytes>>20)
+	})
+}
+
+// ingestRound scans tasks of round until the memory budget is used, sorts,
+// ingests, and returns the tasks it completed.
+func (m *Manager) ingestRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, tasks []Task, round []int, dir string) ([]int, error) {
+	set := m.settings()
+	budget := set.BufferBytes
+	if budget <= 0 {
+		budget = 256 << 20
+	}
+	workers := max(1, set.Workers)
+	m.setPhase(j.ID, "scan")
+	var (
+		mu      sync.Mutex
+		next    int
+		used    atomic.Int64
+		done    []int
+		firstEr error
+	)
+	bufs := make([]*entryBuf, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		bufs[w] = &entryBuf{}
+		wg.Add(1)
+		go func(b *entryBuf) {
+			defer wg.Done()
+			snap, err := m.store.BeginAt(j.IngestTS)
+			if err != nil {
+				mu.Lock()
+				firstEr = err
+				mu.Unlock()
+				return
+			}
+			defer snap.Rollback()
+			for {
+				if cur, _ := m.snapshot(j.ID); cur.CancelRequested || cur.PauseRequested {
+					mu.Lock()
+					if firstEr == nil {
+						firstEr = errPaused
+						if cur.CancelRequested {
+							firstEr = errCancelRequested
+						}
+					}
+					mu.Unlock()
+					return
+				}
+				mu.Lock()
+				if firstEr != nil || next >= len(round) || used.Load() >= budget || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				ti := round[next]
+				next++
+				mu.Unlock()
+				rows, err := m.scanTask(ctx, snap, j, t, ids, tasks[ti], b, &used)
+				mu.Lock()
+				if err != nil {
+					if firstEr == nil {
+						firstEr = err
+					}
+				} else {
+					tasks[ti].Rows = rows
+					done = append(done, ti)
+				}
+				mu.Unlock()
+			}
+		}(bufs[w])
+	}
+	wg.Wait()
+	if firstEr != nil {
+		return nil, firstEr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Sort each worker's entries in parallel, then merge them into sstables.
+	m.setPhase(j.ID, "sort")
+	var swg sync.WaitGroup
+	for _, b := range bufs {
+		swg.Add(1)
+		go func(b *entryBuf) {
+			defer swg.Done()
+			idx := make([]int, len(b.keys))
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortFunc(idx, func(x, y int) int { return bytes.Compare(b.keys[x], b.keys[y]) })
+			keys := make([][]byte, len(idx))
+			vals := make([][]byte, len(idx))
+			for i, k := range idx {
+				keys[i], vals[i] = b.keys[k], b.vals[k]
+			}
+			b.keys, b.vals = keys, vals
+		}(b)
+	}
+	swg.Wait()
+	var sorted int64
+	for _, b := range bufs {
+		sorted += b.bytes
+	}
+	m.update(j.ID, func(jj *Job) { jj.SortedBytes += sorted })
+	m.setPhase(j.ID, "ingest")
+	in, err := m.store.NewIngester(j.IngestTS, dir, 0)
+	if err != nil {
+		return nil, err
+	}
+	h := &mergeHeap{}
+	for _, b := range bufs {
+		if len(b.keys) > 0 {
+			h.items = append(h.items, mergeItem{b: b})
+		}
+	}
+	heap.Init(h)
+	var prev []byte
+	for h.Len() > 0 {
+		it := &h.items[0]
+		k, v := it.b.keys[it.pos], it.b.vals[it.pos]
+		if prev != nil && bytes.Equal(prev, k) {
+			in.Abort()
+			return nil, m.duplicateError(j, k)
+		}
+		if err := in.Add(k, v); err != nil {
+			in.Abort()
+			return nil, err
+		}
+		prev = k
+		it.pos++
+		if it.pos == len(it.b.keys) {
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
+	}
+	if err := in.Ingest(ctx); err != nil {
+		return nil, err
+	}
+	m.update(j.ID, func(jj *Job) { jj.IngestedBytes += in.Bytes })
+	return done, nil
+}
+
+type mergeItem struct {
+	b   *entryBuf
+	pos int
+}
+
+type mergeHeap struct{ items []mergeItem }
+
+func (h *mergeHeap) Len() int { return len(h.items) }
+func (h *mergeHeap) Less(i, j int) bool {
+	return bytes.Compare(h.items[i].b.keys[h.items[i].pos], h.items[j].b.keys[h.items[j].pos]) < 0
+}
+func (h *mergeHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *mergeHeap) Push(x any)    { h.items = append(h.items, x.(mergeItem)) }
+func (h *mergeHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+// scanTask collects the entries of one task's rows at the snapshot.
+func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, t *catalog.Table, ids []int64, task Task, b *entryBuf, used *atomic.Int64) (int64, error) {
+	set := m.settings()
+	start := codec.RecordKey(j.TableID, task.Start)
+	end := codec.PrefixEnd(codec.RecordKey(j.TableID, task.End))
+	it := snap.NewIter(start, end, false)
+	defer it.Close()
+	var n int64
+	for ; it.Valid(); it.Next() {
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return 0, err
+		}
+		ents, err := m.indexer.Entries(j.DBName, t, ids, h, it.Value())
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range ents {
+			b.keys = append(b.keys, e.Key)
+			b.vals = append(b.vals, e.Value)
+			sz := int64(len(e.Key) + len(e.Value) + 48)
+			b.bytes += sz
+			used.Add(sz)
+		}
+		n++
+		// Progress is shown per batch of rows; the batch delay throttles.
+		if batch := int64(max(1, set.BatchSize)); n%batch == 0 {
+			m.update(j.ID, func(jj *Job) { jj.RowCount += batch })
+			if set.BatchDelay <= 0 {
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(set.BatchDelay):
+			}
+			if cur, _ := m.snapshot(j.ID); cur.CancelRequested || cur.PauseRequested {
+				return 0, errPaused
+			}
+		}
+	}
+	if rest := n % int64(max(1, set.BatchSize)); rest > 0 {
+		m.update(j.ID, func(jj *Job) { jj.RowCount += rest })
+	}
+	return n, it.Err()
+}
+
+// duplicateError names the duplicate value of a unique key found twice in
+// the snapshot.
+func (m *Manager) duplicateError(j *Job, key []byte) error {
+	_, indexID, _, err := codec.DecodeIndexPrefix(key)
+	name, shown := "", "?"
+	for _, spec := range j.Indexes {
+		if spec.ID == indexID {
+			name = spec.Name
+			if vals, _, _, derr := codec.DecodeIndexKey(key, len(spec.Columns)); derr == nil && err == nil {
+				shown = displayVals(vals)
+			}
+		}
+	}
+	return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", shown, j.TableName, name)}
+}
+
+func displayVals(vals []any) string {
+	var b bytes.Buffer
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte('-')
+		}
+		switch x := v.(type) {
+		case nil:
+			b.WriteString("NULL")
+		case []byte:
+			b.Write(x)
+		case time.Time:
+			b.WriteString(x.Format("2006-01-02 15:04:05.999999"))
+		default:
+			fmt.Fprint(&b, x)
+		}
+	}
+	return b.String()
+}
+
+// validateUnique checks, at one timestamp after the ingest, that every
+// row has its own entry in each unique index of the job: an entry that
+// belongs to another row is a duplicate between a snapshot row and a row
+// a transaction inserted before the snapshot's entries were visible.
+func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error {
+	unique := false
+	for _, spec := range j.Indexes {
+		unique = unique || spec.Unique
+	}
+	if !unique {
+		return nil
+	}
+	s := m.cat.Current()
+	t, ok := s.TableByID(j.TableID)
+	if !ok {
+		return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+	}
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	p := codec.RecordPrefix(j.TableID)
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	defer it.Close()
+	for n := 0; it.Valid(); it.Next() {
+		if n++; n&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return err
+		}
+		ents, err := m.indexer.Entries(j.DBName, t, ids, h, it.Value())
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !e.Unique {
+				continue
+			}
+			v, found, err := txn.Get(e.Key)
+			if err != nil {
+				return err
+			}
+			if other, derr := codec.DecodeHandle(v); !found || derr != nil || other != h {
+				name := ""
+				for _, spec := range j.Indexes {
+					if spec.ID == e.IndexID {
+						name = spec.Name
+					}
+				}
+				return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Display, j.TableName, name)}
+			}
+		}
+	}
+	return it.Err()
+}
+
+// removeTempDir clears the ingest temp dir (files of a job that crashed).
+func (m *Manager) removeTempDir() error {
+	if m.tempDir == "" {
+		return nil
+	}
+	err := os.RemoveAll(m.tempDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
