@@ -74,12 +74,12 @@ type Job struct {
 	Comment string `json:"comment,omitempty"`
 	// Ingest mode: the snapshot timestamp every scan reads and every
 	// ingested version carries, and progress in bytes.
-	IngestTS      uint64 `json:"ingest_ts,omitempty"`
+	IngestTS uint64 `json:"ingest_ts,omitempty"`
 	// ResumedRows is how many rows were already backfilled (checkpointed)
 	// when this process resumed the job after a restart.
-	ResumedRows int64 `json:"resumed_rows,omitempty"`
-	SortedBytes   int64  `json:"sorted_bytes,omitempty"`
-	IngestedBytes int64  `json:"ingested_bytes,omitempty"`
+	ResumedRows   int64 `json:"resumed_rows,omitempty"`
+	SortedBytes   int64 `json:"sorted_bytes,omitempty"`
+	IngestedBytes int64 `json:"ingested_bytes,omitempty"`
 }
 
 const (
