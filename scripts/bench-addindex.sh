@@ -8,6 +8,8 @@ ROWS=${1:-2000000}
 THREADS=${2:-4}
 WORKERS=${WORKERS:-"1 4 16"}
 BATCHES=${BATCHES:-"32 256 1024 4096"}
+MATRIX_MODES=${MATRIX_MODES:-"txn ingest"}   # backfill modes of the idle matrix
+LOAD_MODES=${LOAD_MODES:-"txn ingest"}       # backfill modes run under load
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-addindex.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
@@ -63,26 +65,33 @@ mysql -h127.0.0.1 -P4500 -uroot -e 'CREATE DATABASE sbtest'
 sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=4500 --mysql-user=root \
   --mysql-db=sbtest --tables=1 --table-size="$ROWS" prepare >/dev/null
 
-echo "### ReorgDB, idle ADD INDEX c_idx(c) on $ROWS rows (transactional backfill), seconds"
-echo
-printf '| workers \\ batch |'; for b in $BATCHES; do printf ' %s |' "$b"; done; echo
-printf '| --- |'; for b in $BATCHES; do printf ' --- |'; done; echo
-for w in $WORKERS; do
-  printf '| %s |' "$w"
-  for b in $BATCHES; do
-    sql 4500 "SET GLOBAL tidb_ddl_reorg_worker_cnt = $w; SET GLOBAL tidb_ddl_reorg_batch_size = $b"
-    printf ' %.1f |' "$(timed 4500 'ALTER TABLE sbtest1 ADD INDEX c_idx (c)')"
-    sql 4500 'ALTER TABLE sbtest1 DROP INDEX c_idx'
+fast() { if [ "$1" = ingest ]; then echo ON; else echo OFF; fi; }
+for mode in $MATRIX_MODES; do
+  sql 4500 "SET GLOBAL tidb_ddl_enable_fast_reorg = $(fast $mode)"
+  echo "### ReorgDB, idle ADD INDEX c_idx(c) on $ROWS rows, $mode backfill, seconds"
+  echo
+  printf '| workers \\ batch |'; for b in $BATCHES; do printf ' %s |' "$b"; done; echo
+  printf '| --- |'; for b in $BATCHES; do printf ' --- |'; done; echo
+  for w in $WORKERS; do
+    printf '| %s |' "$w"
+    for b in $BATCHES; do
+      sql 4500 "SET GLOBAL tidb_ddl_reorg_worker_cnt = $w; SET GLOBAL tidb_ddl_reorg_batch_size = $b"
+      printf ' %.1f |' "$(timed 4500 'ALTER TABLE sbtest1 ADD INDEX c_idx (c)')"
+      sql 4500 'ALTER TABLE sbtest1 DROP INDEX c_idx'
+    done
+    echo
   done
   echo
 done
 sql 4500 "SET GLOBAL tidb_ddl_reorg_worker_cnt = 4; SET GLOBAL tidb_ddl_reorg_batch_size = 256"
-echo
 echo "### Plan 1 under sysbench oltp_read_write, $THREADS threads (defaults)"
 echo
 echo "| server | DDL | duration s | baseline TPS | TPS during DDL | baseline QPS | QPS during DDL | TPS kept |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-under_load ReorgDB 4500 "ALTER TABLE sbtest1 ADD INDEX c_idx (c)" "ALTER TABLE sbtest1 DROP INDEX c_idx"
+for mode in $LOAD_MODES; do
+  sql 4500 "SET GLOBAL tidb_ddl_enable_fast_reorg = $(fast $mode)"
+  under_load "ReorgDB $mode" 4500 "ALTER TABLE sbtest1 ADD INDEX c_idx (c)" "ALTER TABLE sbtest1 DROP INDEX c_idx"
+done
 kill $RPID; wait $RPID 2>/dev/null || true
 
 if command -v mariadbd >/dev/null; then
