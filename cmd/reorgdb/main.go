@@ -17,9 +17,15 @@ import (
 
 func main() {
 	if os.Getenv("GOGC") == "" {
-		// The heap is small next to the machine's memory and is mostly
-		// short-lived per-statement garbage: collect less often.
-		debug.SetGCPercent(400)
+		// The heap is mostly short-lived per-statement garbage: collect
+		// less often than Go's default...
+		debug.SetGCPercent(300)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// ...but not at the price of memory: an index build's sort buffer
+		// (innodb_ddl_buffer_size, 256 MiB by default) plus Pebble's cache
+		// and memtables must fit in about 1 GiB.
+		debug.SetMemoryLimit(640 << 20)
 	}
 	root := &cobra.Command{
 		Use:           "reorgdb",
