@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -373,5 +372,3 @@ func (m *Manager) Jobs(n int) []*Job {
 
 // Job returns one job.
 func (m *Manager) Job(id int64) (*Job, bool) { return m.snapshot(id) }
-
-var errStopped = errors.New("ddl: manager stopped")
