@@ -353,3 +353,31 @@ func TestDDLCommitsOpenTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWorkerCountAliases(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	defer db.Exec("SET GLOBAL tidb_ddl_reorg_worker_cnt = 4")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1)")
+	setMode(t, db, "txn")
+	mustExec(t, db, "SET GLOBAL innodb_parallel_read_threads = 3")
+	if w := s.Engine().DDLSettings().Workers; w != 3 {
+		t.Fatalf("workers = %d after innodb_parallel_read_threads = 3", w)
+	}
+	mustExec(t, db, "CREATE INDEX ia ON t (a)")
+	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_worker_cnt = 5")
+	if w := s.Engine().DDLSettings().Workers; w != 5 {
+		t.Fatalf("workers = %d after tidb_ddl_reorg_worker_cnt = 5", w)
+	}
+	mustExec(t, db, "CREATE INDEX ia2 ON t (a)")
+	expectIndexes(t, db, "t", "PRIMARY", "ia", "ia2")
+	_, err := db.Exec("SET GLOBAL tidb_ddl_reorg_worker_cnt = 0")
+	if err == nil {
+		t.Fatal("worker count 0 accepted")
+	}
+	_, err = db.Exec("SET GLOBAL tidb_ddl_reorg_batch_size = 20000")
+	if err == nil {
+		t.Fatal("batch size 20000 accepted")
+	}
+}

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -12,15 +13,32 @@ import (
 
 var registerOnce sync.Once
 
+// reorgWorkers is the backfill worker count, settable under TiDB's name
+// and MySQL's (innodb_parallel_read_threads): the last one set wins.
+var reorgWorkers atomic.Int64
+
+func setWorkers(_ *gms.Context, _ gms.SystemVariableScope, v gms.SystemVarValue) error {
+	switch x := v.Val.(type) {
+	case int64:
+		reorgWorkers.Store(x)
+	case int:
+		reorgWorkers.Store(int64(x))
+	}
+	return nil
+}
+
 // registerSystemVariables adds ReorgDB's DDL knobs (TiDB's and MySQL's
 // names) to the global system variables; SET GLOBAL changes a running job
 // within a second because jobs read them before every batch.
 func registerSystemVariables() {
 	registerOnce.Do(func() {
+		reorgWorkers.Store(4)
 		global := gms.GetMysqlScope(gms.SystemVariableScope_Global)
 		gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_reorg_worker_cnt", Scope: global, Dynamic: true,
-				Type: types.NewSystemIntType("tidb_ddl_reorg_worker_cnt", 1, 256, false), Default: int64(4)},
+				Type: types.NewSystemIntType("tidb_ddl_reorg_worker_cnt", 1, 256, false), Default: int64(4), NotifyChanged: setWorkers},
+			&gms.MysqlSystemVariable{Name: "innodb_parallel_read_threads", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("innodb_parallel_read_threads", 1, 256, false), Default: int64(4), NotifyChanged: setWorkers},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_reorg_batch_size", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_reorg_batch_size", 32, 10240, false), Default: int64(256)},
 			// A pause after every backfill batch of each worker: a crude
@@ -57,7 +75,7 @@ func globalInt(name string, def int64) int64 {
 
 func ddlSettings() ddl.Settings {
 	return ddl.Settings{
-		Workers:      int(globalInt("tidb_ddl_reorg_worker_cnt", 4)),
+		Workers:      int(reorgWorkers.Load()),
 		BatchSize:    int(globalInt("tidb_ddl_reorg_batch_size", 256)),
 		BatchDelay:   time.Duration(globalInt("reorgdb_ddl_reorg_batch_delay_ms", 0)) * time.Millisecond,
 		MDLWarnAfter: time.Duration(globalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
@@ -65,3 +83,6 @@ func ddlSettings() ddl.Settings {
 		BufferBytes:  globalInt("innodb_ddl_buffer_size", 256<<20),
 	}
 }
+
+// DDLSettings returns the schema-change knobs in force.
+func (e *Engine) DDLSettings() ddl.Settings { return ddlSettings() }
