@@ -154,6 +154,7 @@ func (s *Server) startStatus() error {
 	reg.MustRegister(s.engine.Metrics().Collectors()...)
 	reg.MustRegister(s.store.Collectors()...)
 	reg.MustRegister(newPebbleCollector(s.store))
+	reg.MustRegister(newDDLCollector(s.engine.DDL))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +109,16 @@ func pauseResumeCancelKill(t *testing.T, mode string) {
 	done := make(chan error, 1)
 	go func() { _, err := db.Exec("ALTER TABLE t ADD INDEX a_idx (a)"); done <- err }()
 	j := waitJob(t, db, func(j jobRow) bool { return j.state == "running" && j.rowCount > 0 }, "is backfilling")
+	// Progress shows in /metrics too.
+	resp, err := http.Get("http://" + s.StatusAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), fmt.Sprintf(`reorgdb_ddl_job_rows{job="%d",mode="%s"`, j.id, mode)) {
+		t.Fatalf("/metrics has no progress of job %d", j.id)
+	}
 	expectRows(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id), fmt.Sprintf("%d,successful", j.id))
 	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
 	p1 := waitJob(t, db, func(x jobRow) bool { return x.id == j.id }, "exists")
@@ -133,7 +145,7 @@ func pauseResumeCancelKill(t *testing.T, mode string) {
 	go func() { _, err := db.Exec("ALTER TABLE t ADD INDEX c_idx (c)"); done <- err }()
 	j = waitJob(t, db, func(x jobRow) bool { return x.state == "running" && x.rowCount > 0 }, "is backfilling")
 	expectRows(t, db, fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", j.id), fmt.Sprintf("%d,successful", j.id))
-	err := <-done
+	err = <-done
 	expectErr(t, err, 8214, "Cancelled DDL job")
 	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "cancelled" }, "is cancelled")
 	expectIndexes(t, db, "t", "PRIMARY", "a_idx")
