@@ -93,27 +93,9 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	}
 	probe.Rollback()
 
-	if j.Tasks == nil {
-		tasks, total, err := m.planTasks(j)
-		if err != nil {
-			return err
-		}
-		if tasks == nil {
-			tasks = []Task{}
-		}
-		m.update(id, func(j *Job) { j.Tasks, j.TotalRows = tasks, total })
-		if err := m.persist(id); err != nil {
-			return err
-		}
-		j, _ = m.snapshot(id)
-	}
-	txn := m.store.Begin()
-	err = loadCheckpoints(txn, j)
-	txn.Rollback()
-	if err != nil {
+	if j, err = m.prepareTasks(id); err != nil {
 		return err
 	}
-	m.update(id, func(jj *Job) { jj.Tasks, jj.RowCount = j.Tasks, j.RowCount })
 
 	s := m.cat.Current()
 	t, ok := s.TableByID(j.TableID)

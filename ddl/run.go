@@ -438,35 +438,44 @@ func (m *Manager) planTasks(j *Job) ([]Task, int64, error) {
 	return tasks, int64(span + 1), nil
 }
 
-// backfill fills the job's indexes from every row that existed when the
-// indexes became write-only everywhere; rows written later are indexed by
-// DML itself. Workers take tasks; each batch is one transaction that
-// writes the entries and the task's checkpoint, and is retried on a write
-// conflict with a user transaction.
-func (m *Manager) backfill(ctx context.Context, id int64) error {
+// prepareTasks splits the table into tasks the first time, and brings a
+// resumed job's tasks up to their checkpoints.
+func (m *Manager) prepareTasks(id int64) (*Job, error) {
 	j, _ := m.snapshot(id)
 	if j.Tasks == nil {
 		tasks, total, err := m.planTasks(j)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if tasks == nil {
 			tasks = []Task{}
 		}
 		m.update(id, func(j *Job) { j.Tasks, j.TotalRows = tasks, total })
 		if err := m.persist(id); err != nil {
-			return err
+			return nil, err
 		}
 		j, _ = m.snapshot(id)
 	}
-	// Resume from the per-task checkpoints.
 	txn := m.store.Begin()
 	err := loadCheckpoints(txn, j)
 	txn.Rollback()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.update(id, func(jj *Job) { jj.Tasks, jj.RowCount = j.Tasks, j.RowCount })
+	return j, nil
+}
+
+// backfill fills the job's indexes from every row that existed when the
+// indexes became write-only everywhere; rows written later are indexed by
+// DML itself. Workers take tasks; each batch is one transaction that
+// writes the entries and the task's checkpoint, and is retried on a write
+// conflict with a user transaction.
+func (m *Manager) backfill(ctx context.Context, id int64) error {
+	j, err := m.prepareTasks(id)
+	if err != nil {
+		return err
+	}
 	s := m.cat.Current()
 	t, ok := s.TableByID(j.TableID)
 	if !ok {
