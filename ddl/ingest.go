@@ -93,18 +93,9 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	}
 	probe.Rollback()
 
-	if j, err = m.prepareTasks(id); err != nil {
+	j, t, ids, err := m.prepareTasks(id)
+	if err != nil {
 		return err
-	}
-
-	s := m.cat.Current()
-	t, ok := s.TableByID(j.TableID)
-	if !ok {
-		return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
-	}
-	ids := make([]int64, len(j.Indexes))
-	for i, spec := range j.Indexes {
-		ids[i] = spec.ID
 	}
 	dir := filepath.Join(m.tempDir, fmt.Sprintf("job-%d", id))
 	defer os.RemoveAll(dir)
@@ -422,7 +413,7 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 	s := m.cat.Current()
 	t, ok := s.TableByID(j.TableID)
 	if !ok {
-		return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+		return errNoTable(j)
 	}
 	txn := m.store.Begin()
 	defer txn.Rollback()

@@ -167,7 +167,7 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		case catalog.StateAbsent:
 			err = m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
 				if t == nil {
-					return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+					return errNoTable(j)
 				}
 				seen := map[string]bool{}
 				for i := range j.Indexes {
@@ -248,7 +248,7 @@ func isRetryable(err error) bool { return errors.Is(err, kv.ErrWriteConflict) }
 func (m *Manager) setIndexState(ctx context.Context, id int64, st catalog.IndexState) error {
 	return m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
 		if t == nil {
-			return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+			return errNoTable(j)
 		}
 		for _, spec := range j.Indexes {
 			if _, ix := findIndex(t, spec.ID); ix != nil {
@@ -439,20 +439,21 @@ func (m *Manager) planTasks(j *Job) ([]Task, int64, error) {
 }
 
 // prepareTasks splits the table into tasks the first time, and brings a
-// resumed job's tasks up to their checkpoints.
-func (m *Manager) prepareTasks(id int64) (*Job, error) {
+// resumed job's tasks up to their checkpoints. It also returns the table's
+// definition and the IDs of the indexes to fill.
+func (m *Manager) prepareTasks(id int64) (*Job, *catalog.Table, []int64, error) {
 	j, _ := m.snapshot(id)
 	if j.Tasks == nil {
 		tasks, total, err := m.planTasks(j)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if tasks == nil {
 			tasks = []Task{}
 		}
 		m.update(id, func(j *Job) { j.Tasks, j.TotalRows = tasks, total })
 		if err := m.persist(id); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		j, _ = m.snapshot(id)
 	}
@@ -460,10 +461,22 @@ func (m *Manager) prepareTasks(id int64) (*Job, error) {
 	err := loadCheckpoints(txn, j)
 	txn.Rollback()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	m.update(id, func(jj *Job) { jj.Tasks, jj.RowCount = j.Tasks, j.RowCount })
-	return j, nil
+	t, ok := m.cat.Current().TableByID(j.TableID)
+	if !ok {
+		return nil, nil, nil, errNoTable(j)
+	}
+	ids := make([]int64, len(j.Indexes))
+	for i, spec := range j.Indexes {
+		ids[i] = spec.ID
+	}
+	return j, t, ids, nil
+}
+
+func errNoTable(j *Job) error {
+	return errNoTable(j)
 }
 
 // backfill fills the job's indexes from every row that existed when the
@@ -472,18 +485,9 @@ func (m *Manager) prepareTasks(id int64) (*Job, error) {
 // writes the entries and the task's checkpoint, and is retried on a write
 // conflict with a user transaction.
 func (m *Manager) backfill(ctx context.Context, id int64) error {
-	j, err := m.prepareTasks(id)
+	j, t, ids, err := m.prepareTasks(id)
 	if err != nil {
 		return err
-	}
-	s := m.cat.Current()
-	t, ok := s.TableByID(j.TableID)
-	if !ok {
-		return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
-	}
-	ids := make([]int64, len(j.Indexes))
-	for i, spec := range j.Indexes {
-		ids[i] = spec.ID
 	}
 
 	bctx, cancel := context.WithCancel(ctx)
