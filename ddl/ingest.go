@@ -2,7 +2,6 @@ package ddl
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -100,11 +99,91 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	dir := filepath.Join(m.tempDir, fmt.Sprintf("job-%d", id))
 	defer os.RemoveAll(dir)
 
+	set := m.settings()
+	budget := set.BufferBytes
+	if budget <= 0 {
+		budget = 256 << 20
+	}
+	quota := set.DiskQuota
+	if quota <= 0 {
+		quota = 100 << 30
+	}
+	// Spilled runs and the sstables merged from them share the temp dir, so
+	// runs may fill half the quota; a round never spills more than that.
+	budget = min(budget, max(quota/2, 1<<16))
+
 	tasks := j.Tasks
+	var (
+		runs    []string
+		spilled int64
+		pending []int // tasks whose entries are in runs, not yet ingested
+	)
+	// flush merges the given sources (runs and/or in-memory buffers) into
+	// sstables, ingests them, and checkpoints the tasks they cover.
+	flush := func(srcs []source, covered []int) error {
+		m.setPhase(id, "ingest")
+		in, err := m.store.NewIngester(j.IngestTS, dir, 0)
+		if err != nil {
+			return err
+		}
+		err = merge(srcs, in.Add, func(k []byte) error { return m.duplicateError(j, k) })
+		if err == nil {
+			m.notePeak(id, spilled+in.Bytes)
+			err = in.Ingest(ctx)
+		}
+		if err != nil {
+			in.Abort()
+			return err
+		}
+		m.update(id, func(jj *Job) { jj.IngestedBytes += in.Bytes })
+		txn := m.store.Begin()
+		for _, i := range covered {
+			tasks[i].Done = true
+			tasks[i].Next = tasks[i].End
+			if err := putTask(txn, id, i, tasks[i]); err != nil {
+				txn.Rollback()
+				return err
+			}
+		}
+		if _, err := txn.Commit(); err != nil {
+			return err
+		}
+		var rows int64
+		for i := range tasks {
+			rows += tasks[i].Rows
+		}
+		m.update(id, func(j *Job) { j.RowCount = rows; j.Tasks = append([]Task(nil), tasks...) })
+		return m.persist(id)
+	}
+	flushRuns := func() error {
+		if len(runs) == 0 {
+			return nil
+		}
+		var srcs []source
+		for _, p := range runs {
+			r, err := openRun(p)
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			srcs = append(srcs, r)
+		}
+		if err := flush(srcs, pending); err != nil {
+			return err
+		}
+		for _, p := range runs {
+			os.Remove(p)
+		}
+		runs, spilled, pending = nil, 0, nil
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for {
 		var round []int
 		for i := range tasks {
-			if !tasks[i].Done {
+			if !tasks[i].Done && !slices.Contains(pending, i) {
 				round = append(round, i)
 			}
 		}
@@ -118,29 +197,45 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if cur.PauseRequested {
 			return errPaused
 		}
-		done, err := m.ingestRound(ctx, j, t.Clone(), ids, tasks, round, dir)
+		done, bufs, err := m.scanRound(ctx, j, t.Clone(), ids, tasks, round, budget)
 		if err != nil {
 			return err
 		}
-		// The round's entries are in the store: checkpoint its tasks.
-		txn := m.store.Begin()
-		var rows int64
-		for _, i := range done {
-			tasks[i].Done = true
-			tasks[i].Next = tasks[i].End
-			if err := putTask(txn, id, i, tasks[i]); err != nil {
-				txn.Rollback()
+		if len(runs) == 0 && len(done) == len(round) {
+			// Everything left fit in memory: ingest straight from it.
+			if err := flush(bufs, done); err != nil {
+				return err
+			}
+			continue
+		}
+		// Spill this round as a sorted run, merging the buffers of the
+		// workers (which also finds duplicates within the round).
+		if spilled+budget > quota/2 {
+			if err := flushRuns(); err != nil {
 				return err
 			}
 		}
-		if _, err := txn.Commit(); err != nil {
+		m.setPhase(id, "spill")
+		path := filepath.Join(dir, fmt.Sprintf("run-%d.bin", len(runs)))
+		w, err := createRun(path)
+		if err != nil {
 			return err
 		}
-		for i := range tasks {
-			rows += tasks[i].Rows
+		err = merge(bufs, w.add, func(k []byte) error { return m.duplicateError(j, k) })
+		if cerr := w.close(); err == nil {
+			err = cerr
 		}
-		m.update(id, func(j *Job) { j.RowCount = rows; j.Tasks = append([]Task(nil), tasks...) })
-		m.persist(id)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, path)
+		spilled += w.Bytes
+		pending = append(pending, done...)
+		m.notePeak(id, spilled)
+		m.update(id, func(jj *Job) { jj.SpilledBytes += w.Bytes })
+	}
+	if err := flushRuns(); err != nil {
+		return err
 	}
 	m.setPhase(id, "validate")
 	if err := m.validateUnique(ctx, j, ids); err != nil {
@@ -153,19 +248,21 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 func (m *Manager) setPhase(id int64, phase string) {
 	set := m.settings()
 	m.update(id, func(j *Job) {
-		j.Comment = fmt.Sprintf("mode=ingest phase=%s workers=%d buffer=%dMiB sorted=%dMiB ingested=%dMiB",
-			phase, set.Workers, set.BufferBytes>>20, j.SortedBytes>>20, j.IngestedBytes>>20)
+		j.Comment = fmt.Sprintf("mode=ingest phase=%s workers=%d buffer=%dMiB sorted=%dMiB spilled=%dMiB ingested=%dMiB",
+			phase, set.Workers, set.BufferBytes>>20, j.SortedBytes>>20, j.SpilledBytes>>20, j.IngestedBytes>>20)
 	})
 }
 
-// ingestRound scans tasks of round until the memory budget is used, sorts,
-// ingests, and returns the tasks it completed.
-func (m *Manager) ingestRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, tasks []Task, round []int, dir string) ([]int, error) {
+// notePeak records the most temp-dir space the job used.
+func (m *Manager) notePeak(id, bytes int64) {
+	m.update(id, func(j *Job) { j.PeakTempBytes = max(j.PeakTempBytes, bytes) })
+}
+
+// scanRound scans tasks of round until the memory budget is used, sorts
+// each worker's entries, and returns the tasks it completed and the sorted
+// buffers.
+func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, tasks []Task, round []int, budget int64) ([]int, []source, error) {
 	set := m.settings()
-	budget := set.BufferBytes
-	if budget <= 0 {
-		budget = 256 << 20
-	}
 	workers := max(1, set.Workers)
 	m.setPhase(j.ID, "scan")
 	var (
@@ -226,10 +323,10 @@ func (m *Manager) ingestRound(ctx context.Context, j *Job, t *catalog.Table, ids
 	}
 	wg.Wait()
 	if firstEr != nil {
-		return nil, firstEr
+		return nil, nil, firstEr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Sort each worker's entries in parallel, then merge them into sstables.
 	m.setPhase(j.ID, "sort")
@@ -257,62 +354,11 @@ func (m *Manager) ingestRound(ctx context.Context, j *Job, t *catalog.Table, ids
 		sorted += b.bytes
 	}
 	m.update(j.ID, func(jj *Job) { jj.SortedBytes += sorted })
-	m.setPhase(j.ID, "ingest")
-	in, err := m.store.NewIngester(j.IngestTS, dir, 0)
-	if err != nil {
-		return nil, err
+	srcs := make([]source, len(bufs))
+	for i, b := range bufs {
+		srcs[i] = &bufSource{b: b}
 	}
-	h := &mergeHeap{}
-	for _, b := range bufs {
-		if len(b.keys) > 0 {
-			h.items = append(h.items, mergeItem{b: b})
-		}
-	}
-	heap.Init(h)
-	var prev []byte
-	for h.Len() > 0 {
-		it := &h.items[0]
-		k, v := it.b.keys[it.pos], it.b.vals[it.pos]
-		if prev != nil && bytes.Equal(prev, k) {
-			in.Abort()
-			return nil, m.duplicateError(j, k)
-		}
-		if err := in.Add(k, v); err != nil {
-			in.Abort()
-			return nil, err
-		}
-		prev = k
-		it.pos++
-		if it.pos == len(it.b.keys) {
-			heap.Pop(h)
-		} else {
-			heap.Fix(h, 0)
-		}
-	}
-	if err := in.Ingest(ctx); err != nil {
-		return nil, err
-	}
-	m.update(j.ID, func(jj *Job) { jj.IngestedBytes += in.Bytes })
-	return done, nil
-}
-
-type mergeItem struct {
-	b   *entryBuf
-	pos int
-}
-
-type mergeHeap struct{ items []mergeItem }
-
-func (h *mergeHeap) Len() int { return len(h.items) }
-func (h *mergeHeap) Less(i, j int) bool {
-	return bytes.Compare(h.items[i].b.keys[h.items[i].pos], h.items[j].b.keys[h.items[j].pos]) < 0
-}
-func (h *mergeHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *mergeHeap) Push(x any)    { h.items = append(h.items, x.(mergeItem)) }
-func (h *mergeHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+	return done, srcs, nil
 }
 
 // scanTask collects the entries of one task's rows at the snapshot.

@@ -79,7 +79,9 @@ type Job struct {
 	// when this process resumed the job after a restart.
 	ResumedRows   int64 `json:"resumed_rows,omitempty"`
 	SortedBytes   int64 `json:"sorted_bytes,omitempty"`
+	SpilledBytes  int64 `json:"spilled_bytes,omitempty"`
 	IngestedBytes int64 `json:"ingested_bytes,omitempty"`
+	PeakTempBytes int64 `json:"peak_temp_bytes,omitempty"`
 }
 
 const (

@@ -48,6 +48,7 @@ type Settings struct {
 	BatchDelay   time.Duration // pause after each batch (a write-speed limit)
 	FastReorg    bool          // ingest backfill (tidb_ddl_enable_fast_reorg)
 	BufferBytes  int64         // ingest sort buffer shared by a job's workers (innodb_ddl_buffer_size)
+	DiskQuota    int64         // most temp-dir bytes one ingest job may use (tidb_ddl_disk_quota)
 	MDLWarnAfter time.Duration // report a transaction that holds a step up for longer
 }
 

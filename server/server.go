@@ -34,6 +34,7 @@ const Version = "8.0.33-ReorgDB-0.1"
 // Config configures a server.
 type Config struct {
 	DataDir    string
+	TempDir    string // index builds' temporary files; default DataDir/ddl-tmp
 	Host       string
 	Port       int // 0 picks a free port
 	StatusPort int // 0 picks a free port, -1 disables
@@ -78,7 +79,10 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: filepath.Join(cfg.DataDir, "ddl-tmp")})
+	if cfg.TempDir == "" {
+		cfg.TempDir = filepath.Join(cfg.DataDir, "ddl-tmp")
+	}
+	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir})
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -222,7 +222,10 @@ func crashResumes(t *testing.T, mode string) {
 	if mode == "txn" {
 		mustExec(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = OFF")
 	} else {
+		// Small memory and disk budgets: the build spills and ingests
+		// many times, and a resume starts from the last ingested range.
 		mustExec(t, db, "SET GLOBAL innodb_ddl_buffer_size = 65536")
+		mustExec(t, db, "SET GLOBAL tidb_ddl_disk_quota = 400000")
 	}
 	slowBackfill(t, db)
 	go db.Exec("ALTER TABLE t ADD INDEX a_idx (a), ADD UNIQUE INDEX c_idx (c)")
@@ -234,12 +237,11 @@ func crashResumes(t *testing.T, mode string) {
 	child.Wait()
 	db.Close()
 
+	// A sort file of some earlier crash: startup must remove it.
+	os.MkdirAll(filepath.Join(dir, "ddl-tmp", "job-99"), 0o755)
+	os.WriteFile(filepath.Join(dir, "ddl-tmp", "job-99", "run-0.bin"), []byte("stale"), 0o644)
 	s := testserver.StartDir(t, dir)
 	db2 := s.DB("app")
-	// Nothing of the killed process's sort files is left.
-	if ents, _ := os.ReadDir(filepath.Join(dir, "ddl-tmp")); len(ents) != 0 {
-		t.Fatalf("temp files left after restart: %v", ents)
-	}
 	// The resumed job starts from its checkpoints. The transactional
 	// backfill checkpoints every batch, so nothing it reported is lost; the
 	// ingest backfill checkpoints every ingested round, so the rounds in
@@ -259,6 +261,10 @@ func crashResumes(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	expectRows(t, db2, "SELECT id FROM t WHERE c = 'v777'", "777")
+	// Nothing of the killed process's, or any earlier, sort files is left.
+	if ents, _ := os.ReadDir(filepath.Join(dir, "ddl-tmp")); len(ents) != 0 {
+		t.Fatalf("temp files left: %v", ents)
+	}
 	t.Logf("rows before kill %d, at restart %d (%s)", last.rowCount, first.rowCount, strconv.Quote(first.state))
 }
 
@@ -352,4 +358,42 @@ func TestIngestConcurrentDuplicate(t *testing.T) {
 	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestIngestSpillsWithinDiskQuota: with a sort buffer and a disk quota far
+// smaller than the index, the build spills sorted runs, ingests several
+// times, never uses more temp space than the quota, and leaves the temp
+// dir empty.
+func TestIngestSpillsWithinDiskQuota(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	loadRows(t, db, 30000)
+	setMode(t, db, "ingest")
+	mustExec(t, db, "SET GLOBAL innodb_ddl_buffer_size = 65536")
+	mustExec(t, db, "SET GLOBAL tidb_ddl_disk_quota = 400000")
+	defer db.Exec("SET GLOBAL tidb_ddl_disk_quota = 107374182400")
+	mustExec(t, db, "ALTER TABLE t ADD INDEX c_idx (c), ADD UNIQUE INDEX ac (a, c)")
+	var spilled, ingested, peak int64
+	if err := db.QueryRow("SELECT spilled_bytes, ingested_bytes, peak_temp_bytes FROM information_schema.ddl_jobs").Scan(&spilled, &ingested, &peak); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("spilled %d, ingested %d, peak temp %d", spilled, ingested, peak)
+	if spilled == 0 || ingested <= 400000 {
+		t.Fatalf("expected spills and an index larger than the quota: spilled %d, ingested %d", spilled, ingested)
+	}
+	if peak > 400000 || peak == 0 {
+		t.Fatalf("peak temp use %d outside (0, quota 400000]", peak)
+	}
+	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db, "SELECT id FROM t WHERE c = 'v123'", "123")
+	ents, _ := os.ReadDir(filepath.Join(s.Dir, "ddl-tmp"))
+	if len(ents) != 0 {
+		t.Fatalf("temp dir not empty: %v", ents)
+	}
+	// A duplicate found while merging spilled runs fails the job.
+	mustExec(t, db, "UPDATE t SET c = 'v1' WHERE id = 29000")
+	_, err := db.Exec("ALTER TABLE t ADD UNIQUE INDEX c_u (c)")
+	expectErr(t, err, 1062, "Duplicate entry 'v1' for key 't.c_u'")
 }

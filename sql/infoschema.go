@@ -42,6 +42,8 @@ var ddlJobsSchema = func() gms.Schema {
 		col("TOTAL_ROWS", types.Int64), col("CREATE_TIME", types.Datetime), col("START_TIME", types.Datetime),
 		col("END_TIME", types.Datetime), col("STATE", text), col("COMMENTS", text), col("ERROR", text),
 		col("QUERY", text), col("RESUMED_ROWS", types.Int64),
+		col("SORTED_BYTES", types.Int64), col("SPILLED_BYTES", types.Int64), col("INGESTED_BYTES", types.Int64),
+		col("PEAK_TEMP_BYTES", types.Int64),
 	}
 }()
 
@@ -67,7 +69,8 @@ func (t *ddlJobsTable) PartitionRows(*gms.Context, gms.Partition) (gms.RowIter, 
 			comment = "mode=" + j.Mode
 		}
 		rows = append(rows, gms.Row{j.ID, j.DBName, j.TableName, j.Type, j.SchemaState.String(), j.TableID,
-			j.RowCount, j.TotalRows, tm(j.Created), tm(j.Start), tm(j.End), string(j.State), comment, j.Error, j.Query, j.ResumedRows})
+			j.RowCount, j.TotalRows, tm(j.Created), tm(j.Start), tm(j.End), string(j.State), comment, j.Error, j.Query, j.ResumedRows,
+			j.SortedBytes, j.SpilledBytes, j.IngestedBytes, j.PeakTempBytes})
 	}
 	return gms.RowsToRowIter(rows...), nil
 }

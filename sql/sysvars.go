@@ -49,6 +49,8 @@ func registerSystemVariables() {
 				Type: types.NewSystemBoolType("tidb_ddl_enable_fast_reorg"), Default: int8(1)},
 			&gms.MysqlSystemVariable{Name: "innodb_ddl_buffer_size", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("innodb_ddl_buffer_size", 65536, 1<<40, false), Default: int64(256 << 20)},
+			&gms.MysqlSystemVariable{Name: "tidb_ddl_disk_quota", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("tidb_ddl_disk_quota", 1<<16, 1<<50, false), Default: int64(100 << 30)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("reorgdb_mdl_report_after_seconds", 1, 86400, false), Default: int64(10)},
 		})
@@ -81,6 +83,7 @@ func ddlSettings() ddl.Settings {
 		MDLWarnAfter: time.Duration(globalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
 		FastReorg:    globalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
 		BufferBytes:  globalInt("innodb_ddl_buffer_size", 256<<20),
+		DiskQuota:    globalInt("tidb_ddl_disk_quota", 100<<30),
 	}
 }
 

@@ -77,6 +77,7 @@ func serveCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.DataDir, "data-dir", "reorgdb-data", "directory of the database files")
+	f.StringVar(&cfg.TempDir, "temp-dir", "", "directory for index builds' sort files (default <data-dir>/ddl-tmp)")
 	f.StringVar(&cfg.Host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&cfg.Port, "port", 4000, "MySQL protocol port")
 	f.IntVar(&cfg.StatusPort, "status-port", 10080, "HTTP port of /status and /metrics (-1 disables)")
