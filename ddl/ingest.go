@@ -201,11 +201,25 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
-		if len(runs) == 0 && len(done) == len(round) {
-			// Everything left fit in memory: ingest straight from it.
-			if err := flush(bufs, done); err != nil {
+		if len(done) == len(round) && 2*spilled+budget <= quota {
+			// This was the last round: merge it from memory together with
+			// the runs spilled before, straight into the sstables.
+			srcs := bufs
+			for _, p := range runs {
+				r, err := openRun(p)
+				if err != nil {
+					return err
+				}
+				defer r.close()
+				srcs = append(srcs, r)
+			}
+			if err := flush(srcs, append(pending, done...)); err != nil {
 				return err
 			}
+			for _, p := range runs {
+				os.Remove(p)
+			}
+			runs, spilled, pending = nil, 0, nil
 			continue
 		}
 		// Spill this round as a sorted run, merging the buffers of the
