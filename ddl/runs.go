@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // A sorted run is a file of (uvarint len, key, uvarint len, value) records
@@ -17,7 +18,8 @@ import (
 
 // source yields key/value pairs in key order.
 type source interface {
-	// next returns the next pair; ok is false at the end.
+	// next returns the next pair, valid until the following call; ok is
+	// false at the end.
 	next() (k, v []byte, ok bool, err error)
 }
 
@@ -98,20 +100,20 @@ func (r *runReader) next() ([]byte, []byte, bool, error) {
 	if err != nil {
 		return nil, nil, false, err
 	}
-	// Fresh slices: the merge keeps the previous key for the duplicate check.
-	k := make([]byte, kl)
-	if _, err := io.ReadFull(r.r, k); err != nil {
+	// The buffers are reused: a pair is valid until the next call.
+	r.k = slices.Grow(r.k[:0], int(kl))[:kl]
+	if _, err := io.ReadFull(r.r, r.k); err != nil {
 		return nil, nil, false, fmt.Errorf("ddl: truncated run: %w", err)
 	}
 	vl, err := binary.ReadUvarint(r.r)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("ddl: truncated run: %w", err)
 	}
-	v := make([]byte, vl)
-	if _, err := io.ReadFull(r.r, v); err != nil {
+	r.v = slices.Grow(r.v[:0], int(vl))[:vl]
+	if _, err := io.ReadFull(r.r, r.v); err != nil {
 		return nil, nil, false, fmt.Errorf("ddl: truncated run: %w", err)
 	}
-	return k, v, true, nil
+	return r.k, r.v, true, nil
 }
 
 func (r *runReader) close() error { return r.f.Close() }
@@ -149,15 +151,17 @@ func merge(srcs []source, emit func(k, v []byte) error, dup func(k []byte) error
 	}
 	heap.Init(h)
 	var prev []byte
+	first := true
 	for h.Len() > 0 {
 		it := &h.items[0]
-		if prev != nil && bytes.Equal(prev, it.k) {
+		if !first && bytes.Equal(prev, it.k) {
 			return dup(it.k)
 		}
 		if err := emit(it.k, it.v); err != nil {
 			return err
 		}
-		prev = it.k
+		prev = append(prev[:0], it.k...)
+		first = false
 		k, v, ok, err := it.src.next()
 		if err != nil {
 			return err
