@@ -112,15 +112,18 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	// runs may fill half the quota; a round never spills more than that.
 	budget = min(budget, max(quota/2, 1<<16))
 
+	// tasks is what is checkpointed (ingested); prog is how far the scan
+	// got, which runs ahead while entries wait in memory or in runs.
 	tasks := j.Tasks
+	prog := append([]Task(nil), tasks...)
 	var (
 		runs    []string
 		spilled int64
-		pending []int // tasks whose entries are in runs, not yet ingested
 	)
-	// flush merges the given sources (runs and/or in-memory buffers) into
-	// sstables, ingests them, and checkpoints the tasks they cover.
-	flush := func(srcs []source, covered []int) error {
+	// flush merges the sources (runs and/or in-memory buffers) into
+	// sstables, ingests them, and checkpoints the scan progress: every
+	// entry scanned so far is in the sources.
+	flush := func(srcs []source) error {
 		m.setPhase(id, "ingest")
 		in, err := m.store.NewIngester(j.IngestTS, dir, 0)
 		if err != nil {
@@ -137,10 +140,11 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		}
 		m.update(id, func(jj *Job) { jj.IngestedBytes += in.Bytes })
 		txn := m.store.Begin()
-		for _, i := range covered {
-			tasks[i].Done = true
-			tasks[i].Next = tasks[i].End
-			if err := putTask(txn, id, i, tasks[i]); err != nil {
+		for i := range prog {
+			if prog[i] == tasks[i] {
+				continue
+			}
+			if err := putTask(txn, id, i, prog[i]); err != nil {
 				txn.Rollback()
 				return err
 			}
@@ -148,42 +152,46 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if _, err := txn.Commit(); err != nil {
 			return err
 		}
+		copy(tasks, prog)
 		var rows int64
 		for i := range tasks {
 			rows += tasks[i].Rows
 		}
 		m.update(id, func(j *Job) { j.RowCount = rows; j.Tasks = append([]Task(nil), tasks...) })
-		return m.persist(id)
-	}
-	flushRuns := func() error {
-		if len(runs) == 0 {
-			return nil
-		}
-		var srcs []source
-		for _, p := range runs {
-			r, err := openRun(p)
-			if err != nil {
-				return err
-			}
-			defer r.close()
-			srcs = append(srcs, r)
-		}
-		if err := flush(srcs, pending); err != nil {
+		if err := m.persist(id); err != nil {
 			return err
 		}
 		for _, p := range runs {
 			os.Remove(p)
 		}
-		runs, spilled, pending = nil, 0, nil
+		runs, spilled = nil, 0
 		return nil
+	}
+	openRuns := func(srcs []source) ([]source, func(), error) {
+		var readers []*runReader
+		closeAll := func() {
+			for _, r := range readers {
+				r.close()
+			}
+		}
+		for _, p := range runs {
+			r, err := openRun(p)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			readers = append(readers, r)
+			srcs = append(srcs, r)
+		}
+		return srcs, closeAll, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for {
 		var round []int
-		for i := range tasks {
-			if !tasks[i].Done && !slices.Contains(pending, i) {
+		for i := range prog {
+			if !prog[i].Done {
 				round = append(round, i)
 			}
 		}
@@ -197,38 +205,43 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if cur.PauseRequested {
 			return errPaused
 		}
-		done, bufs, err := m.scanRound(ctx, j, t.Clone(), ids, tasks, round, budget)
+		if spilled > 0 && spilled+budget > quota/2 {
+			// The next spill could pass the disk quota: ingest what is
+			// sorted so far first.
+			srcs, closeAll, err := openRuns(nil)
+			if err != nil {
+				return err
+			}
+			err = flush(srcs)
+			closeAll()
+			if err != nil {
+				return err
+			}
+		}
+		bufs, roundBytes, err := m.scanRound(ctx, j, t.Clone(), ids, prog, round, budget)
 		if err != nil {
 			return err
 		}
-		if len(done) == len(round) && 2*spilled+budget <= quota {
-			// This was the last round: merge it from memory together with
-			// the runs spilled before, straight into the sstables.
-			srcs := bufs
-			for _, p := range runs {
-				r, err := openRun(p)
-				if err != nil {
-					return err
-				}
-				defer r.close()
-				srcs = append(srcs, r)
-			}
-			if err := flush(srcs, append(pending, done...)); err != nil {
+		last := true
+		for i := range prog {
+			last = last && prog[i].Done
+		}
+		if last && 2*spilled+roundBytes <= quota {
+			// The last round: merge it from memory together with the runs
+			// spilled before, straight into the sstables.
+			srcs, closeAll, err := openRuns(bufs)
+			if err != nil {
 				return err
 			}
-			for _, p := range runs {
-				os.Remove(p)
+			err = flush(srcs)
+			closeAll()
+			if err != nil {
+				return err
 			}
-			runs, spilled, pending = nil, 0, nil
 			continue
 		}
-		// Spill this round as a sorted run, merging the buffers of the
-		// workers (which also finds duplicates within the round).
-		if spilled+budget > quota/2 {
-			if err := flushRuns(); err != nil {
-				return err
-			}
-		}
+		// Spill the round as a sorted run, merging the workers' buffers
+		// (which also finds duplicates within the round).
 		m.setPhase(id, "spill")
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.bin", len(runs)))
 		w, err := createRun(path)
@@ -244,12 +257,19 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		}
 		runs = append(runs, path)
 		spilled += w.Bytes
-		pending = append(pending, done...)
 		m.notePeak(id, spilled)
 		m.update(id, func(jj *Job) { jj.SpilledBytes += w.Bytes })
 	}
-	if err := flushRuns(); err != nil {
-		return err
+	if len(runs) > 0 {
+		srcs, closeAll, err := openRuns(nil)
+		if err != nil {
+			return err
+		}
+		err = flush(srcs)
+		closeAll()
+		if err != nil {
+			return err
+		}
 	}
 	m.setPhase(id, "validate")
 	if err := m.validateUnique(ctx, j, ids); err != nil {
@@ -272,10 +292,10 @@ func (m *Manager) notePeak(id, bytes int64) {
 	m.update(id, func(j *Job) { j.PeakTempBytes = max(j.PeakTempBytes, bytes) })
 }
 
-// scanRound scans tasks of round until the memory budget is used, sorts
-// each worker's entries, and returns the tasks it completed and the sorted
-// buffers.
-func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, tasks []Task, round []int, budget int64) ([]int, []source, error) {
+// scanRound scans the tasks of round, from where each got to, until the
+// memory budget is used; it advances prog and returns each worker's sorted
+// entries and their size.
+func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, prog []Task, round []int, budget int64) ([]source, int64, error) {
 	set := m.settings()
 	workers := max(1, set.Workers)
 	m.setPhase(j.ID, "scan")
@@ -283,7 +303,6 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 		mu      sync.Mutex
 		next    int
 		used    atomic.Int64
-		done    []int
 		firstEr error
 	)
 	bufs := make([]*entryBuf, workers)
@@ -321,26 +340,25 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 				ti := round[next]
 				next++
 				mu.Unlock()
-				rows, err := m.scanTask(ctx, snap, j, t, ids, tasks[ti], b, &used)
-				mu.Lock()
+				// Each task index is handed to one worker per round, so
+				// prog[ti] is this worker's alone until the round ends.
+				err := m.scanTask(ctx, snap, j, t, ids, &prog[ti], b, &used, budget)
 				if err != nil {
+					mu.Lock()
 					if firstEr == nil {
 						firstEr = err
 					}
-				} else {
-					tasks[ti].Rows = rows
-					done = append(done, ti)
+					mu.Unlock()
 				}
-				mu.Unlock()
 			}
 		}(bufs[w])
 	}
 	wg.Wait()
 	if firstEr != nil {
-		return nil, nil, firstEr
+		return nil, 0, firstEr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	// Sort each worker's entries in parallel, then merge them into sstables.
 	m.setPhase(j.ID, "sort")
@@ -372,25 +390,33 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 	for i, b := range bufs {
 		srcs[i] = &bufSource{b: b}
 	}
-	return done, srcs, nil
+	return srcs, sorted, nil
 }
 
-// scanTask collects the entries of one task's rows at the snapshot.
-func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, t *catalog.Table, ids []int64, task Task, b *entryBuf, used *atomic.Int64) (int64, error) {
+// scanTask collects the entries of a task's rows at the snapshot, from
+// where the task got to, until its end or until the round's memory budget
+// is used; it advances the task.
+func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, t *catalog.Table, ids []int64, task *Task, b *entryBuf, used *atomic.Int64, budget int64) error {
 	set := m.settings()
-	start := codec.RecordKey(j.TableID, task.Start)
+	batch := int64(max(1, set.BatchSize))
+	start := codec.RecordKey(j.TableID, task.Next)
 	end := codec.PrefixEnd(codec.RecordKey(j.TableID, task.End))
 	it := snap.NewIter(start, end, false)
 	defer it.Close()
 	var n int64
+	report := func() {
+		if k := n % batch; k > 0 {
+			m.update(j.ID, func(jj *Job) { jj.RowCount += k })
+		}
+	}
 	for ; it.Valid(); it.Next() {
 		_, h, err := codec.DecodeRecordKey(it.Key())
 		if err != nil {
-			return 0, err
+			return err
 		}
 		ents, err := m.indexer.Entries(j.DBName, t, ids, h, it.Value())
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for _, e := range ents {
 			b.keys = append(b.keys, e.Key)
@@ -400,26 +426,34 @@ func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, t *catalog
 			used.Add(sz)
 		}
 		n++
-		// Progress is shown per batch of rows; the batch delay throttles.
-		if batch := int64(max(1, set.BatchSize)); n%batch == 0 {
+		task.Rows++
+		task.Next = h + 1
+		if n%batch == 0 {
+			// Progress is shown per batch of rows; the batch delay throttles.
 			m.update(j.ID, func(jj *Job) { jj.RowCount += batch })
-			if set.BatchDelay <= 0 {
-				continue
-			}
-			select {
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			case <-time.After(set.BatchDelay):
-			}
-			if cur, _ := m.snapshot(j.ID); cur.CancelRequested || cur.PauseRequested {
-				return 0, errPaused
+			if set.BatchDelay > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(set.BatchDelay):
+				}
+				if cur, _ := m.snapshot(j.ID); cur.CancelRequested || cur.PauseRequested {
+					return errPaused
+				}
 			}
 		}
+		if used.Load() >= budget {
+			report()
+			return nil // the round is full; the task goes on in the next one
+		}
 	}
-	if rest := n % int64(max(1, set.BatchSize)); rest > 0 {
-		m.update(j.ID, func(jj *Job) { jj.RowCount += rest })
+	report()
+	if err := it.Err(); err != nil {
+		return err
 	}
-	return n, it.Err()
+	task.Done = true
+	task.Next = task.End
+	return nil
 }
 
 // duplicateError names the duplicate value of a unique key found twice in
