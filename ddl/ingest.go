@@ -410,11 +410,7 @@ func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, t *catalog
 		}
 	}
 	for ; it.Valid(); it.Next() {
-		_, h, err := codec.DecodeRecordKey(it.Key())
-		if err != nil {
-			return err
-		}
-		ents, err := m.indexer.Entries(j.DBName, t, ids, h, it.Value())
+		h, ents, err := m.rowEntries(j, t, ids, it.Key(), it.Value())
 		if err != nil {
 			return err
 		}
@@ -520,11 +516,7 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 				return err
 			}
 		}
-		_, h, err := codec.DecodeRecordKey(it.Key())
-		if err != nil {
-			return err
-		}
-		ents, err := m.indexer.Entries(j.DBName, t, ids, h, it.Value())
+		h, ents, err := m.rowEntries(j, t, ids, it.Key(), it.Value())
 		if err != nil {
 			return err
 		}
@@ -560,4 +552,15 @@ func (m *Manager) removeTempDir() error {
 		return nil
 	}
 	return err
+}
+
+// rowEntries decodes a record's handle and returns its entries in the
+// job's indexes.
+func (m *Manager) rowEntries(j *Job, t *catalog.Table, ids []int64, key, value []byte) (int64, []Entry, error) {
+	_, h, err := codec.DecodeRecordKey(key)
+	if err != nil {
+		return 0, nil, err
+	}
+	ents, err := m.indexer.Entries(j.DBName, t, ids, h, value)
+	return h, ents, err
 }

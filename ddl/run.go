@@ -674,12 +674,7 @@ func (m *Manager) backfillBatch(j *Job, t *catalog.Table, ids []int64, ti int, t
 	var n int64
 	last := task.Next - 1
 	for ; it.Valid() && n < int64(batch); it.Next() {
-		_, h, err := codec.DecodeRecordKey(it.Key())
-		if err != nil {
-			it.Close()
-			return 0, task, err
-		}
-		ents, err := m.indexer.Entries(j.DBName, t, ids, h, it.Value())
+		h, ents, err := m.rowEntries(j, t, ids, it.Key(), it.Value())
 		if err != nil {
 			it.Close()
 			return 0, task, err
