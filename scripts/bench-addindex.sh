@@ -10,6 +10,8 @@ WORKERS=${WORKERS:-"1 4 16"}
 BATCHES=${BATCHES:-"32 256 1024 4096"}
 MATRIX_MODES=${MATRIX_MODES:-"txn ingest"}   # backfill modes of the idle matrix
 LOAD_MODES=${LOAD_MODES:-"txn ingest"}       # backfill modes run under load
+LOAD_WORKERS=${LOAD_WORKERS:-4}              # worker counts run under load
+MARIADB=${MARIADB:-1}                        # 0 skips the MariaDB side
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-addindex.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
@@ -89,12 +91,14 @@ echo
 echo "| server | DDL | duration s | baseline TPS | TPS during DDL | baseline QPS | QPS during DDL | TPS kept |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for mode in $LOAD_MODES; do
-  sql 4500 "SET GLOBAL tidb_ddl_enable_fast_reorg = $(fast $mode)"
-  under_load "ReorgDB $mode" 4500 "ALTER TABLE sbtest1 ADD INDEX c_idx (c)" "ALTER TABLE sbtest1 DROP INDEX c_idx"
+  for w in $LOAD_WORKERS; do
+    sql 4500 "SET GLOBAL tidb_ddl_enable_fast_reorg = $(fast $mode); SET GLOBAL tidb_ddl_reorg_worker_cnt = $w"
+    under_load "ReorgDB $mode, $w workers" 4500 "ALTER TABLE sbtest1 ADD INDEX c_idx (c)" "ALTER TABLE sbtest1 DROP INDEX c_idx"
+  done
 done
 kill $RPID; wait $RPID 2>/dev/null || true
 
-if command -v mariadbd >/dev/null; then
+if [ "$MARIADB" = 1 ] && command -v mariadbd >/dev/null; then
   mariadb-install-db --datadir="$WORK/m" --user=root >/dev/null 2>&1
   mariadbd --datadir="$WORK/m" --port=3507 --socket="$WORK/m.sock" --user=root --skip-grant-tables \
     --bind-address=127.0.0.1 2>"$WORK/m.log" &
