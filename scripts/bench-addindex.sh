@@ -8,8 +8,8 @@ ROWS=${1:-2000000}
 THREADS=${2:-4}
 WORKERS=${WORKERS:-"1 4 16"}
 BATCHES=${BATCHES:-"32 256 1024 4096"}
-MATRIX_MODES=${MATRIX_MODES:-"txn ingest"}   # backfill modes of the idle matrix
-LOAD_MODES=${LOAD_MODES:-"txn ingest"}       # backfill modes run under load
+MATRIX_MODES=${MATRIX_MODES-"txn ingest"}   # backfill modes of the idle matrix
+LOAD_MODES=${LOAD_MODES-"txn ingest"}       # backfill modes run under load
 LOAD_WORKERS=${LOAD_WORKERS:-4}              # worker counts run under load
 MARIADB=${MARIADB:-1}                        # 0 skips the MariaDB side
 cd "$(dirname "$0")/.."
