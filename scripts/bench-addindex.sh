@@ -14,7 +14,7 @@ LOAD_WORKERS=${LOAD_WORKERS:-4}              # worker counts run under load
 MARIADB=${MARIADB:-1}                        # 0 skips the MariaDB side
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-addindex.XXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; cp "$WORK/r.log" /tmp/reorgdb-addindex-server.log 2>/dev/null; rm -rf "$WORK"' EXIT
 go build -o "$WORK/reorgdb" ./cmd/reorgdb
 
 wait_port() {
@@ -60,7 +60,7 @@ under_load() {
   sql "$port" "$drop"
 }
 
-"$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4500 --status-port 10580 --log-level warn 2>"$WORK/r.log" &
+"$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4500 --status-port 10580 --log-level info 2>"$WORK/r.log" &
 RPID=$!
 wait_port 4500
 mysql -h127.0.0.1 -P4500 -uroot -e 'CREATE DATABASE sbtest'
