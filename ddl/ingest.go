@@ -167,23 +167,19 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		runs, spilled = nil, 0
 		return nil
 	}
-	openRuns := func(srcs []source) ([]source, func(), error) {
-		var readers []*runReader
-		closeAll := func() {
-			for _, r := range readers {
-				r.close()
-			}
-		}
+	// flushAll ingests the spilled runs together with mem (the last
+	// round's in-memory buffers, or nothing).
+	flushAll := func(mem []source) error {
+		srcs := mem
 		for _, p := range runs {
 			r, err := openRun(p)
 			if err != nil {
-				closeAll()
-				return nil, nil, err
+				return err
 			}
-			readers = append(readers, r)
+			defer r.close()
 			srcs = append(srcs, r)
 		}
-		return srcs, closeAll, nil
+		return flush(srcs)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -208,13 +204,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if spilled > 0 && spilled+budget > quota/2 {
 			// The next spill could pass the disk quota: ingest what is
 			// sorted so far first.
-			srcs, closeAll, err := openRuns(nil)
-			if err != nil {
-				return err
-			}
-			err = flush(srcs)
-			closeAll()
-			if err != nil {
+			if err := flushAll(nil); err != nil {
 				return err
 			}
 		}
@@ -229,13 +219,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if last && 2*spilled+roundBytes <= quota {
 			// The last round: merge it from memory together with the runs
 			// spilled before, straight into the sstables.
-			srcs, closeAll, err := openRuns(bufs)
-			if err != nil {
-				return err
-			}
-			err = flush(srcs)
-			closeAll()
-			if err != nil {
+			if err := flushAll(bufs); err != nil {
 				return err
 			}
 			continue
@@ -261,13 +245,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		m.update(id, func(jj *Job) { jj.SpilledBytes += w.Bytes })
 	}
 	if len(runs) > 0 {
-		srcs, closeAll, err := openRuns(nil)
-		if err != nil {
-			return err
-		}
-		err = flush(srcs)
-		closeAll()
-		if err != nil {
+		if err := flushAll(nil); err != nil {
 			return err
 		}
 	}
