@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,19 +46,6 @@ import (
 // The validation pass, at a timestamp after the ingest, counts each unique
 // index's live entries against the rows; a shortfall is exactly such a
 // duplicate, and the job fails with 1062 (found by re-checking each row).
-
-// entryBuf is one worker's entries of a round.
-type entryBuf struct {
-	keys, vals [][]byte
-	bytes      int64
-}
-
-func (b *entryBuf) Len() int           { return len(b.keys) }
-func (b *entryBuf) Less(i, j int) bool { return bytes.Compare(b.keys[i], b.keys[j]) < 0 }
-func (b *entryBuf) Swap(i, j int) {
-	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
-	b.vals[i], b.vals[j] = b.vals[j], b.vals[i]
-}
 
 // ingestBackfill fills the job's indexes by sorted ingestion; see above.
 func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
@@ -117,28 +103,46 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	tasks := j.Tasks
 	prog := append([]Task(nil), tasks...)
 	var (
-		runs    []string
+		runs    []*runFile
+		runSeq  int
 		spilled int64
 	)
+	dup := func(k []byte) error { return m.duplicateError(j, k) }
 	// flush merges the sources (runs and/or in-memory buffers) into
-	// sstables, ingests them, and checkpoints the scan progress: every
-	// entry scanned so far is in the sources.
-	flush := func(srcs []source) error {
+	// non-overlapping sstables, one writer per key range, ingests them
+	// together, and checkpoints the scan progress: every entry scanned so
+	// far is in the sources.
+	flush := func(mem []rangeSource) error {
 		m.setPhase(id, "ingest")
-		in, err := m.store.NewIngester(j.IngestTS, dir, 0)
-		if err != nil {
-			return err
+		srcs := mem
+		for _, r := range runs {
+			srcs = append(srcs, r)
 		}
-		err = merge(srcs, in.Add, func(k []byte) error { return m.duplicateError(j, k) })
+		parts := m.threads()
+		ins := make([]*kv.Ingester, parts)
+		for p := range ins {
+			in, err := m.store.NewIngester(j.IngestTS, dir, 0)
+			if err != nil {
+				return err
+			}
+			ins[p] = in
+		}
+		err := mergeParallel(srcs, parts, func(p int) func(k, v []byte) error { return ins[p].Add }, dup)
+		var written int64
+		for _, in := range ins {
+			written += in.Bytes
+		}
 		if err == nil {
-			m.notePeak(id, spilled+in.Bytes)
-			err = in.Ingest(ctx)
+			m.notePeak(id, spilled+written)
+			err = m.store.IngestAll(ctx, ins...)
 		}
 		if err != nil {
-			in.Abort()
+			for _, in := range ins {
+				in.Abort()
+			}
 			return err
 		}
-		m.update(id, func(jj *Job) { jj.IngestedBytes += in.Bytes })
+		m.update(id, func(jj *Job) { jj.IngestedBytes += written })
 		txn := m.store.Begin()
 		for i := range prog {
 			if prog[i] == tasks[i] {
@@ -161,25 +165,11 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if err := m.persist(id); err != nil {
 			return err
 		}
-		for _, p := range runs {
-			os.Remove(p)
+		for _, r := range runs {
+			os.Remove(r.path)
 		}
 		runs, spilled = nil, 0
 		return nil
-	}
-	// flushAll ingests the spilled runs together with mem (the last
-	// round's in-memory buffers, or nothing).
-	flushAll := func(mem []source) error {
-		srcs := mem
-		for _, p := range runs {
-			r, err := openRun(p)
-			if err != nil {
-				return err
-			}
-			defer r.close()
-			srcs = append(srcs, r)
-		}
-		return flush(srcs)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -204,7 +194,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if spilled > 0 && spilled+budget > quota/2 {
 			// The next spill could pass the disk quota: ingest what is
 			// sorted so far first.
-			if err := flushAll(nil); err != nil {
+			if err := flush(nil); err != nil {
 				return err
 			}
 		}
@@ -219,33 +209,43 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if last && 2*spilled+roundBytes <= quota {
 			// The last round: merge it from memory together with the runs
 			// spilled before, straight into the sstables.
-			if err := flushAll(bufs); err != nil {
+			if err := flush(bufs); err != nil {
 				return err
 			}
 			continue
 		}
-		// Spill the round as a sorted run, merging the workers' buffers
-		// (which also finds duplicates within the round).
+		// Spill the round as sorted runs, one per key range, merging the
+		// workers' buffers (which also finds duplicates within the round).
 		m.setPhase(id, "spill")
-		path := filepath.Join(dir, fmt.Sprintf("run-%d.bin", len(runs)))
-		w, err := createRun(path)
+		parts := m.threads()
+		ws := make([]*runWriter, parts)
+		for p := range ws {
+			runSeq++
+			if ws[p], err = createRun(filepath.Join(dir, fmt.Sprintf("run-%d.bin", runSeq))); err != nil {
+				for _, w := range ws[:p] {
+					w.close()
+				}
+				return err
+			}
+			runs = append(runs, ws[p].rf)
+		}
+		err = mergeParallel(bufs, parts, func(p int) func(k, v []byte) error { return ws[p].add }, dup)
+		var written int64
+		for _, w := range ws {
+			if cerr := w.close(); err == nil {
+				err = cerr
+			}
+			written += w.rf.Bytes
+		}
 		if err != nil {
 			return err
 		}
-		err = merge(bufs, w.add, func(k []byte) error { return m.duplicateError(j, k) })
-		if cerr := w.close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		runs = append(runs, path)
-		spilled += w.Bytes
+		spilled += written
 		m.notePeak(id, spilled)
-		m.update(id, func(jj *Job) { jj.SpilledBytes += w.Bytes })
+		m.update(id, func(jj *Job) { jj.SpilledBytes += written })
 	}
 	if len(runs) > 0 {
-		if err := flushAll(nil); err != nil {
+		if err := flush(nil); err != nil {
 			return err
 		}
 	}
@@ -270,10 +270,20 @@ func (m *Manager) notePeak(id, bytes int64) {
 	m.update(id, func(j *Job) { j.PeakTempBytes = max(j.PeakTempBytes, bytes) })
 }
 
+// threads is how many goroutines sort and merge (innodb_ddl_threads;
+// 0 follows the worker count).
+func (m *Manager) threads() int {
+	set := m.settings()
+	if set.Threads > 0 {
+		return set.Threads
+	}
+	return max(1, set.Workers)
+}
+
 // scanRound scans the tasks of round, from where each got to, until the
-// memory budget is used; it advances prog and returns each worker's sorted
-// entries and their size.
-func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, prog []Task, round []int, budget int64) ([]source, int64, error) {
+// memory budget is used; it advances prog and returns the round's entries
+// sorted, one buffer per worker and index, and their size.
+func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, prog []Task, round []int, budget int64) ([]rangeSource, int64, error) {
 	set := m.settings()
 	workers := max(1, set.Workers)
 	m.setPhase(j.ID, "scan")
@@ -283,31 +293,44 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 		used    atomic.Int64
 		firstEr error
 	)
-	bufs := make([]*entryBuf, workers)
+	fail := func(err error) {
+		mu.Lock()
+		if firstEr == nil {
+			firstEr = err
+		}
+		mu.Unlock()
+	}
+	var bufs []*sortBuf
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		bufs[w] = &entryBuf{}
+		enc, err := m.indexer.NewEncoder(j.DBName, t, ids)
+		if err != nil {
+			return nil, 0, err
+		}
+		mine := make([]*sortBuf, len(ids))
+		for i, iid := range ids {
+			mine[i] = newSortBuf(len(codec.IndexPrefix(j.TableID, iid)))
+		}
+		bufs = append(bufs, mine...)
 		wg.Add(1)
-		go func(b *entryBuf) {
+		go func() {
 			defer wg.Done()
 			snap, err := m.store.BeginAt(j.IngestTS)
 			if err != nil {
-				mu.Lock()
-				firstEr = err
-				mu.Unlock()
+				fail(err)
 				return
 			}
 			defer snap.Rollback()
+			emit := func(ix int, k, v []byte) error {
+				used.Add(mine[ix].add(k, v))
+				return nil
+			}
 			for {
 				if cur, _ := m.snapshot(j.ID); cur.CancelRequested || cur.PauseRequested {
-					mu.Lock()
-					if firstEr == nil {
-						firstEr = errPaused
-						if cur.CancelRequested {
-							firstEr = errCancelRequested
-						}
+					if cur.CancelRequested {
+						fail(errCancelRequested)
 					}
-					mu.Unlock()
+					fail(errPaused)
 					return
 				}
 				mu.Lock()
@@ -320,16 +343,11 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 				mu.Unlock()
 				// Each task index is handed to one worker per round, so
 				// prog[ti] is this worker's alone until the round ends.
-				err := m.scanTask(ctx, snap, j, t, ids, &prog[ti], b, &used, budget)
-				if err != nil {
-					mu.Lock()
-					if firstEr == nil {
-						firstEr = err
-					}
-					mu.Unlock()
+				if err := m.scanTask(ctx, snap, j, enc, emit, &prog[ti], &used, budget); err != nil {
+					fail(err)
 				}
 			}
-		}(bufs[w])
+		}()
 	}
 	wg.Wait()
 	if firstEr != nil {
@@ -338,43 +356,30 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	// Sort each worker's entries in parallel, then merge them into sstables.
 	m.setPhase(j.ID, "sort")
+	sem := make(chan struct{}, m.threads())
 	var swg sync.WaitGroup
-	for _, b := range bufs {
-		swg.Add(1)
-		go func(b *entryBuf) {
-			defer swg.Done()
-			idx := make([]int, len(b.keys))
-			for i := range idx {
-				idx[i] = i
-			}
-			slices.SortFunc(idx, func(x, y int) int { return bytes.Compare(b.keys[x], b.keys[y]) })
-			keys := make([][]byte, len(idx))
-			vals := make([][]byte, len(idx))
-			for i, k := range idx {
-				keys[i], vals[i] = b.keys[k], b.vals[k]
-			}
-			b.keys, b.vals = keys, vals
-		}(b)
-	}
-	swg.Wait()
 	var sorted int64
+	srcs := make([]rangeSource, 0, len(bufs))
 	for _, b := range bufs {
 		sorted += b.bytes
+		srcs = append(srcs, b)
+		swg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; swg.Done() }()
+			b.sort()
+		}()
 	}
+	swg.Wait()
 	m.update(j.ID, func(jj *Job) { jj.SortedBytes += sorted })
-	srcs := make([]source, len(bufs))
-	for i, b := range bufs {
-		srcs[i] = &bufSource{b: b}
-	}
 	return srcs, sorted, nil
 }
 
-// scanTask collects the entries of a task's rows at the snapshot, from
+// scanTask encodes the entries of a task's rows at the snapshot, from
 // where the task got to, until its end or until the round's memory budget
 // is used; it advances the task.
-func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, t *catalog.Table, ids []int64, task *Task, b *entryBuf, used *atomic.Int64, budget int64) error {
+func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryEncoder, emit func(int, []byte, []byte) error, task *Task, used *atomic.Int64, budget int64) error {
 	set := m.settings()
 	batch := int64(max(1, set.BatchSize))
 	start := codec.RecordKey(j.TableID, task.Next)
@@ -388,16 +393,12 @@ func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, t *catalog
 		}
 	}
 	for ; it.Valid(); it.Next() {
-		h, ents, err := m.rowEntries(j, t, ids, it.Key(), it.Value())
+		_, h, err := codec.DecodeRecordKey(it.Key())
 		if err != nil {
 			return err
 		}
-		for _, e := range ents {
-			b.keys = append(b.keys, e.Key)
-			b.vals = append(b.vals, e.Value)
-			sz := int64(len(e.Key) + len(e.Value) + 48)
-			b.bytes += sz
-			used.Add(sz)
+		if err := enc.Encode(h, it.Value(), emit); err != nil {
+			return err
 		}
 		n++
 		task.Rows++

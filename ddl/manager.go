@@ -39,11 +39,24 @@ type Indexer interface {
 	NewIndex(t *catalog.Table, spec IndexSpec) (*catalog.Index, error)
 	// Entries returns the entries of the given indexes for a stored row.
 	Entries(dbName string, t *catalog.Table, indexIDs []int64, handle int64, row []byte) ([]Entry, error)
+	// NewEncoder returns an EntryEncoder of the given indexes, for one
+	// goroutine: the bulk form of Entries.
+	NewEncoder(dbName string, t *catalog.Table, indexIDs []int64) (EntryEncoder, error)
+}
+
+// EntryEncoder turns stored rows into index entries without allocating
+// per row.
+type EntryEncoder interface {
+	// Encode calls emit with each entry of the row; ix is the entry's
+	// index as a position in the encoder's index IDs, and key and value
+	// are valid only during the call.
+	Encode(handle int64, row []byte, emit func(ix int, key, value []byte) error) error
 }
 
 // Settings are the knobs a running job reads before every batch.
 type Settings struct {
 	Workers      int           // backfill workers (tidb_ddl_reorg_worker_cnt)
+	Threads      int           // ingest sort and merge goroutines (innodb_ddl_threads; 0: Workers)
 	BatchSize    int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
 	BatchDelay   time.Duration // pause after each batch (a write-speed limit)
 	FastReorg    bool          // ingest backfill (tidb_ddl_enable_fast_reorg)

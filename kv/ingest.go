@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -88,13 +89,18 @@ func (in *Ingester) Add(key, value []byte) error {
 		}
 	}
 	if in.w == nil {
-		path := filepath.Join(in.dir, fmt.Sprintf("ingest-%d-%d.sst", in.ts, len(in.paths)))
+		path := filepath.Join(in.dir, fmt.Sprintf("ingest-%d-%d.sst", in.ts, ingestSeq.Add(1)))
 		f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
 		if err != nil {
 			return err
 		}
 		in.paths = append(in.paths, path)
-		in.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{TableFormat: in.s.db.TableFormat()})
+		// The fastest block compression: an index build is CPU-bound, and
+		// its keys (sorted, prefix-compressed already) gain little more.
+		in.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
+			TableFormat: in.s.db.TableFormat(),
+			Compression: sstable.FastestCompression,
+		})
 	}
 	in.keyBuf = appendVersionKey(in.keyBuf[:0], key, in.ts)
 	in.valBuf = append(append(in.valBuf[:0], flagPut), value...)
@@ -102,6 +108,13 @@ func (in *Ingester) Add(key, value []byte) error {
 	in.Bytes += int64(len(key) + len(value))
 	return in.w.Set(in.keyBuf, in.valBuf)
 }
+
+// ingestSeq names ingest files apart: several ingesters may write into one
+// directory at once.
+var ingestSeq atomic.Int64
+
+// Close finishes the files written so far; Ingest or Abort follows.
+func (in *Ingester) Close() error { return in.closeFile() }
 
 func (in *Ingester) closeFile() error {
 	if in.w == nil {
@@ -114,19 +127,33 @@ func (in *Ingester) closeFile() error {
 
 // Ingest adds the written files to the store and removes them. With no key
 // added it does nothing.
-func (in *Ingester) Ingest(ctx context.Context) error {
-	if err := in.closeFile(); err != nil {
-		in.Abort()
-		return err
+func (in *Ingester) Ingest(ctx context.Context) error { return in.s.IngestAll(ctx, in) }
+
+// IngestAll adds the files of several ingesters in one atomic ingestion
+// (their key ranges must not overlap each other) and removes them.
+func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
+	var paths []string
+	var firstErr error
+	for _, in := range ins {
+		defer in.Abort()
+		if err := in.closeFile(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if in.n > 0 {
+			paths = append(paths, in.paths...)
+		}
 	}
-	defer in.Abort()
-	if in.n == 0 {
-		return nil
+	if firstErr != nil || len(paths) == 0 {
+		return firstErr
 	}
-	if in.s.isClosed() {
+	if s.isClosed() {
 		return errClosed
 	}
-	return in.s.db.Ingest(ctx, in.paths)
+	stats, err := s.db.IngestWithStats(ctx, paths)
+	if err == nil {
+		s.log.Debug("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)
+	}
+	return err
 }
 
 // Abort removes the files (Pebble moves or copies the files it ingests).

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -74,6 +75,57 @@ func (x indexer) Entries(dbName string, t *catalog.Table, ids []int64, h int64, 
 		out[i] = ddl.Entry{IndexID: e.ix.def.ID, Key: e.key, Value: e.value, Unique: e.unique, Display: joinDash(shown)}
 	}
 	return out, nil
+}
+
+// NewEncoder returns an encoder of the given indexes' entries that decodes
+// only their columns and reuses its buffers from row to row.
+func (x indexer) NewEncoder(dbName string, t *catalog.Table, ids []int64) (ddl.EntryEncoder, error) {
+	m, err := metaFor(dbName, t)
+	if err != nil {
+		return nil, err
+	}
+	want := func(ix *indexMeta) bool { return ix.def != nil && slices.Contains(ids, ix.def.ID) }
+	dec, pos := m.indexColumnsDecoder(ids, want)
+	enc := &entryEncoder{m: m, dec: dec, pos: pos, vals: make([]any, len(pos)), row: make(gms.Row, len(m.schema))}
+	for _, ix := range m.indexes {
+		if !ix.isHandleIndex() && want(ix) {
+			enc.ixs = append(enc.ixs, ix)
+			enc.ord = append(enc.ord, slices.Index(ids, ix.def.ID))
+		}
+	}
+	return enc, nil
+}
+
+type entryEncoder struct {
+	m        *tableMeta
+	dec      *codec.RowDecoder
+	pos      []int
+	vals     []any
+	row      gms.Row
+	ixs      []*indexMeta
+	ord      []int // position of ixs[i] in the job's index IDs
+	kvals    []any
+	key, val []byte
+}
+
+func (e *entryEncoder) Encode(h int64, value []byte, emit func(ix int, key, value []byte) error) error {
+	if err := e.dec.Decode(value, e.vals); err != nil {
+		return err
+	}
+	for i, p := range e.pos {
+		e.row[p] = e.vals[i]
+	}
+	for i, ix := range e.ixs {
+		var err error
+		e.key, e.val, _, e.kvals, err = e.m.appendEntry(ix, e.row, h, e.key[:0], e.val[:0], e.kvals)
+		if err != nil {
+			return err
+		}
+		if err := emit(e.ord[i], e.key, e.val); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sqlToDDLError keeps a MySQL error's code when it crosses into a job.

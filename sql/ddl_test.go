@@ -38,7 +38,7 @@ func TestOnlineAddIndexRace(t *testing.T) {
 
 // setMode selects the backfill: "txn" or "ingest" (with a tiny sort
 // buffer, so that a build takes many sort-and-ingest rounds).
-func setMode(t *testing.T, db *sql.DB, mode string) {
+func setMode(t testing.TB, db *sql.DB, mode string) {
 	t.Helper()
 	if mode == "txn" {
 		mustExec(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = OFF")

@@ -80,27 +80,33 @@ func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool) ([]in
 		if ix.isHandleIndex() || !want(ix) {
 			continue
 		}
-		vals, hasNull, err := m.keyValues(ix, row, nil)
-		if err != nil {
-			return nil, err
-		}
-		ent := indexEntry{ix: ix, vals: vals}
-		if ix.unique() && !hasNull {
-			ent.unique = true
-			ent.key, err = codec.IndexKey(nil, m.def.ID, ix.def.ID, vals, nil)
-			ent.value = codec.EncodeHandle(nil, h)
-		} else {
-			// Non-unique, or unique with a NULL part (NULLs never collide):
-			// the handle makes the key distinct.
-			ent.key, err = codec.IndexKey(nil, m.def.ID, ix.def.ID, vals, &h)
-			ent.value = []byte{}
-		}
+		ent := indexEntry{ix: ix}
+		var err error
+		ent.key, ent.value, ent.unique, ent.vals, err = m.appendEntry(ix, row, h, nil, []byte{}, nil)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ent)
 	}
 	return out, nil
+}
+
+// appendEntry appends the key and value of row's entry in index ix to kdst
+// and vdst; vals (reusing kvals) are the key's values. unique says the key
+// is subject to a uniqueness check.
+func (m *tableMeta) appendEntry(ix *indexMeta, row gms.Row, h int64, kdst, vdst []byte, kvals []any) (key, val []byte, unique bool, vals []any, err error) {
+	vals, hasNull, err := m.keyValues(ix, row, kvals)
+	if err != nil {
+		return nil, nil, false, nil, err
+	}
+	if ix.unique() && !hasNull {
+		key, err = codec.IndexKey(kdst, m.def.ID, ix.def.ID, vals, nil)
+		return key, codec.EncodeHandle(vdst, h), true, vals, err
+	}
+	// Non-unique, or unique with a NULL part (NULLs never collide): the
+	// handle makes the key distinct.
+	key, err = codec.IndexKey(kdst, m.def.ID, ix.def.ID, vals, &h)
+	return key, vdst, false, vals, err
 }
 
 func (e *editor) rowHandle(ctx *gms.Context, row gms.Row) (int64, error) {

@@ -23,7 +23,7 @@ type querier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }
 
-func mustExec(t *testing.T, db execer, q string, args ...any) sql.Result {
+func mustExec(t testing.TB, db execer, q string, args ...any) sql.Result {
 	t.Helper()
 	r, err := db.ExecContext(context.Background(), q, args...)
 	if err != nil {

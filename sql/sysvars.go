@@ -49,6 +49,9 @@ func registerSystemVariables() {
 				Type: types.NewSystemBoolType("tidb_ddl_enable_fast_reorg"), Default: int8(1)},
 			&gms.MysqlSystemVariable{Name: "innodb_ddl_buffer_size", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("innodb_ddl_buffer_size", 65536, 1<<40, false), Default: int64(256 << 20)},
+			// MySQL's range, but 0 (the default) follows the worker count.
+			&gms.MysqlSystemVariable{Name: "innodb_ddl_threads", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("innodb_ddl_threads", 0, 64, false), Default: int64(0)},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_disk_quota", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_disk_quota", 1<<16, 1<<50, false), Default: int64(100 << 30)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
@@ -83,6 +86,7 @@ func ddlSettings() ddl.Settings {
 		MDLWarnAfter: time.Duration(globalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
 		FastReorg:    globalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
 		BufferBytes:  globalInt("innodb_ddl_buffer_size", 256<<20),
+		Threads:      int(globalInt("innodb_ddl_threads", 0)),
 		DiskQuota:    globalInt("tidb_ddl_disk_quota", 100<<30),
 	}
 }
