@@ -191,9 +191,10 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		if cur.PauseRequested {
 			return errPaused
 		}
-		if spilled > 0 && spilled+budget > quota/2 {
-			// The next spill could pass the disk quota: ingest what is
-			// sorted so far first.
+		if spilled > 0 && (spilled+budget > quota/2 || len(runs) >= maxRuns) {
+			// The next spill could pass the disk quota, or the runs are
+			// too many to merge at once (each is an open file per merge
+			// goroutine): ingest what is sorted so far first.
 			if err := flush(nil); err != nil {
 				return err
 			}
@@ -253,11 +254,27 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	if err := m.validateUnique(ctx, j, ids); err != nil {
 		return err
 	}
+	m.setPhase(id, "")
 	m.update(id, func(j *Job) { j.Comment = "" })
 	return m.persist(id)
 }
 
 func (m *Manager) setPhase(id int64, phase string) {
+	m.mu.Lock()
+	prev, since := m.phase[id], m.phaseSince[id]
+	now := time.Now()
+	m.phase[id], m.phaseSince[id] = phase, now
+	if phase == "" {
+		delete(m.phase, id)
+		delete(m.phaseSince, id)
+	}
+	m.mu.Unlock()
+	if prev != "" {
+		m.log.Info("ddl ingest phase done", "job", id, "phase", prev, "took", now.Sub(since))
+	}
+	if phase == "" {
+		return
+	}
 	set := m.settings()
 	m.update(id, func(j *Job) {
 		j.Comment = fmt.Sprintf("mode=ingest phase=%s workers=%d buffer=%dMiB sorted=%dMiB spilled=%dMiB ingested=%dMiB",
@@ -269,6 +286,9 @@ func (m *Manager) setPhase(id int64, phase string) {
 func (m *Manager) notePeak(id, bytes int64) {
 	m.update(id, func(j *Job) { j.PeakTempBytes = max(j.PeakTempBytes, bytes) })
 }
+
+// maxRuns bounds the runs merged at once.
+const maxRuns = 256
 
 // threads is how many goroutines sort and merge (innodb_ddl_threads;
 // 0 follows the worker count).

@@ -89,11 +89,14 @@ type Manager struct {
 	jobs    map[int64]*Job          // every job known in this process, latest state
 	done    map[int64]chan struct{} // closed when the job finishes
 	running map[int64]bool
-	wake    chan struct{}
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	nextID  int64
-	tempDir string
+	// The ingest phase each job is in, and since when (for the log).
+	phase      map[int64]string
+	phaseSince map[int64]time.Time
+	wake       chan struct{}
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	nextID     int64
+	tempDir    string
 }
 
 // NewManager creates a manager; Start runs it.
@@ -102,6 +105,7 @@ func NewManager(store *kv.Store, cat *catalog.Catalog, mdl *MDL, indexer Indexer
 	return &Manager{
 		store: store, cat: cat, MDL: mdl, indexer: indexer, settings: settings, log: log, tempDir: tempDir,
 		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{},
+		phase: map[int64]string{}, phaseSince: map[int64]time.Time{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 }

@@ -54,7 +54,7 @@ func BenchmarkAddIndex(b *testing.B) {
 	})
 	for _, mode := range []string{"ingest", "txn"} {
 		b.Run(mode, func(b *testing.B) {
-			setMode(b, db, mode)
+			mustExec(b, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = "+map[string]string{"ingest": "ON", "txn": "OFF"}[mode])
 			for b.Loop() {
 				mustExec(b, db, "ALTER TABLE sbtest1 ADD INDEX c_idx (c)")
 				b.StopTimer()
