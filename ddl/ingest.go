@@ -127,7 +127,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 			}
 			ins[p] = in
 		}
-		err := mergeParallel(srcs, parts, func(p int) func(k, v []byte) error { return ins[p].Add }, dup)
+		err := mergeParallel(srcs, parts, m.pacedSinks(ctx, parts, func(p int) func(k, v []byte) error { return ins[p].Add }), dup)
 		var written int64
 		for _, in := range ins {
 			written += in.Bytes
@@ -230,7 +230,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 			}
 			runs = append(runs, ws[p].rf)
 		}
-		err = mergeParallel(bufs, parts, func(p int) func(k, v []byte) error { return ws[p].add }, dup)
+		err = mergeParallel(bufs, parts, m.pacedSinks(ctx, parts, func(p int) func(k, v []byte) error { return ws[p].add }), dup)
 		var written int64
 		for _, w := range ws {
 			if cerr := w.close(); err == nil {
@@ -287,6 +287,22 @@ func (m *Manager) notePeak(id, bytes int64) {
 	m.update(id, func(j *Job) { j.PeakTempBytes = max(j.PeakTempBytes, bytes) })
 }
 
+// pacedSinks wraps the sinks of a parallel merge so that each paces
+// itself every few thousand entries.
+func (m *Manager) pacedSinks(ctx context.Context, parts int, sink func(p int) func(k, v []byte) error) func(p int) func(k, v []byte) error {
+	return func(p int) func(k, v []byte) error {
+		add, pc, n := sink(p), m.newPacer(parts), 0
+		return func(k, v []byte) error {
+			if n++; n%2048 == 0 {
+				if err := pc.pace(ctx); err != nil {
+					return err
+				}
+			}
+			return add(k, v)
+		}
+	}
+}
+
 // maxRuns bounds the runs merged at once.
 const maxRuns = 256
 
@@ -341,6 +357,7 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 				return
 			}
 			defer snap.Rollback()
+			pc := m.newPacer(workers)
 			emit := func(ix int, k, v []byte) error {
 				used.Add(mine[ix].add(k, v))
 				return nil
@@ -363,7 +380,7 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 				mu.Unlock()
 				// Each task index is handed to one worker per round, so
 				// prog[ti] is this worker's alone until the round ends.
-				if err := m.scanTask(ctx, snap, j, enc, emit, &prog[ti], &used, budget); err != nil {
+				if err := m.scanTask(ctx, snap, j, enc, emit, pc, &prog[ti], &used, budget); err != nil {
 					fail(err)
 				}
 			}
@@ -399,7 +416,7 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 // scanTask encodes the entries of a task's rows at the snapshot, from
 // where the task got to, until its end or until the round's memory budget
 // is used; it advances the task.
-func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryEncoder, emit func(int, []byte, []byte) error, task *Task, used *atomic.Int64, budget int64) error {
+func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryEncoder, emit func(int, []byte, []byte) error, pc *pacer, task *Task, used *atomic.Int64, budget int64) error {
 	set := m.settings()
 	batch := int64(max(1, set.BatchSize))
 	start := codec.RecordKey(j.TableID, task.Next)
@@ -424,8 +441,12 @@ func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryE
 		task.Rows++
 		task.Next = h + 1
 		if n%batch == 0 {
-			// Progress is shown per batch of rows; the batch delay throttles.
+			// Progress is shown per batch of rows; the pacer and the batch
+			// delay throttle.
 			m.update(j.ID, func(jj *Job) { jj.RowCount += batch })
+			if err := pc.pace(ctx); err != nil {
+				return err
+			}
 			if set.BatchDelay > 0 {
 				select {
 				case <-ctx.Done():

@@ -57,6 +57,7 @@ type EntryEncoder interface {
 type Settings struct {
 	Workers      int           // backfill workers (tidb_ddl_reorg_worker_cnt)
 	Threads      int           // ingest sort and merge goroutines (innodb_ddl_threads; 0: Workers)
+	CPUShare     int           // percent of the CPUs a backfill uses while users are active (100: no limit)
 	BatchSize    int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
 	BatchDelay   time.Duration // pause after each batch (a write-speed limit)
 	FastReorg    bool          // ingest backfill (tidb_ddl_enable_fast_reorg)
@@ -89,6 +90,7 @@ type Manager struct {
 	jobs    map[int64]*Job          // every job known in this process, latest state
 	done    map[int64]chan struct{} // closed when the job finishes
 	running map[int64]bool
+	fg      foreground
 	// The ingest phase each job is in, and since when (for the log).
 	phase      map[int64]string
 	phaseSince map[int64]time.Time

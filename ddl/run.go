@@ -626,6 +626,7 @@ func (m *Manager) backfill(ctx context.Context, id int64) error {
 
 // runTask backfills one task batch by batch.
 func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task *Task, retries *atomic.Int64) error {
+	pc := m.newPacer(m.settings().Workers)
 	for !task.Done {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -652,6 +653,9 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		}
 		*task = nextTask
 		m.update(j.ID, func(jj *Job) { jj.RowCount += n })
+		if err := pc.pace(ctx); err != nil {
+			return err
+		}
 		if d := m.settings().BatchDelay; d > 0 {
 			select {
 			case <-ctx.Done():

@@ -25,14 +25,21 @@ func TestOnlineAddIndexRace(t *testing.T) {
 		seed           int64
 		mode           string
 		workers, batch int
+		cpuShare       int // 100: the backfill never yields to the DML
 	}{
-		{"txn-defaults", 1, "txn", 4, 256},
-		{"txn-small-batches-many-workers", 2, "txn", 16, 32},
-		{"txn-one-worker", 3, "txn", 1, 1024},
-		{"ingest-defaults", 4, "ingest", 4, 256},
-		{"ingest-small-buffer", 5, "ingest", 3, 256}, // many sort/ingest rounds
+		{"txn-defaults", 1, "txn", 4, 256, 25},
+		{"txn-small-batches-many-workers", 2, "txn", 16, 32, 100},
+		{"txn-one-worker", 3, "txn", 1, 1024, 25},
+		{"ingest-defaults", 4, "ingest", 4, 256, 25},
+		{"ingest-small-buffer", 5, "ingest", 3, 256, 100}, // many sort/ingest rounds
 	} {
-		t.Run(cfg.name, func(t *testing.T) { raceAddIndex(t, cfg.seed, cfg.mode, cfg.workers, cfg.batch) })
+		t.Run(cfg.name, func(t *testing.T) {
+			s := testserver.Start(t)
+			db := s.DB("app")
+			mustExec(t, db, fmt.Sprintf("SET GLOBAL reorgdb_ddl_cpu_share = %d", cfg.cpuShare))
+			t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_cpu_share = DEFAULT") })
+			raceAddIndex(t, s, cfg.seed, cfg.mode, cfg.workers, cfg.batch)
+		})
 	}
 }
 
@@ -52,8 +59,7 @@ func setMode(t testing.TB, db *sql.DB, mode string) {
 	})
 }
 
-func raceAddIndex(t *testing.T, seed int64, mode string, workers, batch int) {
-	s := testserver.Start(t)
+func raceAddIndex(t *testing.T, s *testserver.Server, seed int64, mode string, workers, batch int) {
 	db := s.DB("app")
 	db.SetMaxOpenConns(16)
 	setMode(t, db, mode)

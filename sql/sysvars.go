@@ -52,6 +52,8 @@ func registerSystemVariables() {
 			// MySQL's range, but 0 (the default) follows the worker count.
 			&gms.MysqlSystemVariable{Name: "innodb_ddl_threads", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("innodb_ddl_threads", 0, 64, false), Default: int64(0)},
+			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_cpu_share", Scope: global, Dynamic: true,
+				Type: types.NewSystemIntType("reorgdb_ddl_cpu_share", 1, 100, false), Default: int64(defaultCPUShare)},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_disk_quota", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_disk_quota", 1<<16, 1<<50, false), Default: int64(100 << 30)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
@@ -59,6 +61,10 @@ func registerSystemVariables() {
 		})
 	})
 }
+
+// defaultCPUShare is the percent of the CPUs an index build may take while
+// user transactions run (reorgdb_ddl_cpu_share).
+const defaultCPUShare = 25
 
 func globalInt(name string, def int64) int64 {
 	_, v, ok := gms.SystemVariables.GetGlobal(name)
@@ -87,6 +93,7 @@ func ddlSettings() ddl.Settings {
 		FastReorg:    globalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
 		BufferBytes:  globalInt("innodb_ddl_buffer_size", 256<<20),
 		Threads:      int(globalInt("innodb_ddl_threads", 0)),
+		CPUShare:     int(globalInt("reorgdb_ddl_cpu_share", defaultCPUShare)),
 		DiskQuota:    globalInt("tidb_ddl_disk_quota", 100<<30),
 	}
 }

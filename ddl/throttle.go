@@ -1,0 +1,97 @@
+package ddl
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// A backfill competes with user statements for the same CPUs. While users
+// are active, each backfill goroutine paces itself so that the job as a
+// whole uses at most Settings.CPUShare percent of the server's CPUs; when
+// nobody else runs, it goes at full speed. This keeps the workload's
+// throughput within a budget without hand-tuning worker counts and batch
+// sizes per table, and without knowing what the workload is: the
+// goroutine measures how long it worked since it last paused and sleeps
+// long enough to bring its share down.
+
+// foregroundQuiet is how long without a new user transaction counts as idle.
+const foregroundQuiet = 250 * time.Millisecond
+
+// SetForeground gives the manager a count of user transactions started,
+// which it watches to tell whether users are active.
+func (m *Manager) SetForeground(count func() int64) {
+	m.fg.mu.Lock()
+	m.fg.count = count
+	m.fg.mu.Unlock()
+}
+
+type foreground struct {
+	mu     sync.Mutex
+	count  func() int64
+	last   int64
+	seen   time.Time // when count last changed
+	probed time.Time
+}
+
+// foregroundActive says whether a user transaction started recently.
+func (m *Manager) foregroundActive() bool {
+	f := &m.fg
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count == nil {
+		return false
+	}
+	now := time.Now()
+	if now.Sub(f.probed) >= 10*time.Millisecond {
+		f.probed = now
+		if c := f.count(); c != f.last {
+			f.last, f.seen = c, now
+		}
+	}
+	return now.Sub(f.seen) < foregroundQuiet
+}
+
+// pacer paces one backfill goroutine; see above.
+type pacer struct {
+	m       *Manager
+	workers int // goroutines of the job sharing the budget
+	since   time.Time
+	now     func() time.Time
+	sleep   func(context.Context, time.Duration) error
+}
+
+func (m *Manager) newPacer(workers int) *pacer {
+	return &pacer{m: m, workers: max(1, workers), since: time.Now(), now: time.Now, sleep: sleepCtx}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// pace is called between units of work; it sleeps when the goroutine has
+// used more than its share since the last pause.
+func (p *pacer) pace(ctx context.Context) error {
+	busy := p.now().Sub(p.since)
+	if busy < 2*time.Millisecond {
+		return nil
+	}
+	share := p.m.settings().CPUShare
+	// The fraction of one CPU each goroutine may use.
+	perGoroutine := float64(share) / 100 * float64(runtime.GOMAXPROCS(0)) / float64(p.workers)
+	if share > 0 && share < 100 && perGoroutine < 1 && p.m.foregroundActive() {
+		if err := p.sleep(ctx, time.Duration(float64(busy)*(1/perGoroutine-1))); err != nil {
+			return err
+		}
+	}
+	p.since = p.now()
+	return nil
+}
