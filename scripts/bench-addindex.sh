@@ -11,6 +11,7 @@ BATCHES=${BATCHES:-"32 256 1024 4096"}
 MATRIX_MODES=${MATRIX_MODES-"txn ingest"}   # backfill modes of the idle matrix
 LOAD_MODES=${LOAD_MODES-"txn ingest"}       # backfill modes run under load
 LOAD_WORKERS=${LOAD_WORKERS:-4}              # worker counts run under load
+LOAD_SHARES=${LOAD_SHARES:-25}               # reorgdb_ddl_cpu_share values run under load
 MARIADB=${MARIADB:-1}                        # 0 skips the MariaDB side
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-addindex.XXXX)
@@ -92,8 +93,10 @@ echo "| server | DDL | duration s | baseline TPS | TPS during DDL | baseline QPS
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for mode in $LOAD_MODES; do
   for w in $LOAD_WORKERS; do
-    sql 4500 "SET GLOBAL tidb_ddl_enable_fast_reorg = $(fast $mode); SET GLOBAL tidb_ddl_reorg_worker_cnt = $w"
-    under_load "ReorgDB $mode, $w workers" 4500 "ALTER TABLE sbtest1 ADD INDEX c_idx (c)" "ALTER TABLE sbtest1 DROP INDEX c_idx"
+    for share in $LOAD_SHARES; do
+      sql 4500 "SET GLOBAL tidb_ddl_enable_fast_reorg = $(fast $mode); SET GLOBAL tidb_ddl_reorg_worker_cnt = $w; SET GLOBAL reorgdb_ddl_cpu_share = $share"
+      under_load "ReorgDB $mode, $w workers, cpu share $share%" 4500 "ALTER TABLE sbtest1 ADD INDEX c_idx (c)" "ALTER TABLE sbtest1 DROP INDEX c_idx"
+    done
   done
 done
 kill $RPID; wait $RPID 2>/dev/null || true
