@@ -107,6 +107,8 @@ func (l Lines) WriteSVG(w io.Writer) error {
 	for _, b := range l.Bands {
 		c.xmin, c.xmax = math.Min(c.xmin, b.From), math.Max(c.xmax, b.To)
 	}
+	// Times and worker counts read best from zero.
+	c.xmin = math.Min(c.xmin, 0)
 	c.fixRanges()
 	c.frame(l.Title, l.YLabel)
 	for _, b := range l.Bands {

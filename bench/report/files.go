@@ -82,4 +82,3 @@ func sampleRows(r *Report) [][]string {
 	}
 	return rows
 }
-
