@@ -126,25 +126,9 @@ func waitRunning(ctx context.Context, run *workload.Running, d time.Duration) er
 
 // execDDL runs the build, polling the server for its progress meanwhile.
 func (b *bench) execDDL(ctx context.Context, ddl, table string, mark int64, st *status) error {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				st.setDDL(b.t.ddlProgress(ctx, table, mark))
-			}
-		}
-	}()
+	stop := every(500*time.Millisecond, func() { st.setDDL(b.t.ddlProgress(ctx, table, mark)) })
 	_, err := b.t.db.ExecContext(ctx, ddl)
-	close(done)
-	wg.Wait()
+	stop()
 	if err != nil {
 		return fmt.Errorf("%s: %w", ddl, err)
 	}
@@ -224,19 +208,28 @@ func (b *bench) showStatus(st *status) func() {
 	if b.line == nil {
 		return func() {}
 	}
+	return every(500*time.Millisecond, func() { b.line.Set("%s", st.String()) })
+}
+
+// every calls fn every interval until the returned stop is called; stop
+// waits for a call in progress and may be called more than once.
+func every(interval time.Duration, fn func()) (stop func()) {
 	done := make(chan struct{})
+	var wg sync.WaitGroup
 	var once sync.Once
+	wg.Add(1)
 	go func() {
-		tick := time.NewTicker(500 * time.Millisecond)
+		defer wg.Done()
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
-				b.line.Set("%s", st.String())
+				fn()
 			}
 		}
 	}()
-	return func() { once.Do(func() { close(done) }) }
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }

@@ -178,7 +178,7 @@ func TestWideAndSlimTables(t *testing.T) {
 			t.Fatalf("%s columns:\n%v\nwant\n%v", c.table.Name, got, want)
 		}
 		var n, distinct int
-		if err := db.QueryRow("SELECT COUNT(*), COUNT(DISTINCT c0) FROM " + c.table.Name).Scan(&n, &distinct); err != nil {
+		if err := db.QueryRow("SELECT COUNT(*), COUNT(DISTINCT c0) FROM "+c.table.Name).Scan(&n, &distinct); err != nil {
 			t.Fatal(err)
 		}
 		if n != 120 || distinct != 120 {
@@ -186,4 +186,3 @@ func TestWideAndSlimTables(t *testing.T) {
 		}
 	}
 }
-

@@ -59,10 +59,7 @@ func (l *Line) Printf(format string, args ...any) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.shown {
-		fmt.Fprint(l.w, "\r\x1b[K")
-		l.shown = false
-	}
+	l.erase()
 	fmt.Fprintf(l.w, format+"\n", args...)
 }
 
@@ -73,6 +70,10 @@ func (l *Line) Clear() {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.erase()
+}
+
+func (l *Line) erase() {
 	if l.shown {
 		fmt.Fprint(l.w, "\r\x1b[K")
 		l.shown = false

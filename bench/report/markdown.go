@@ -10,7 +10,7 @@ import (
 // latency percentiles, the baseline and the share of it kept added.
 func Markdown(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## ReorgDB bench: %s\n\n", r.Target)
+	fmt.Fprintf(&b, "## reorgdb bench: %s\n\n", r.Target)
 	fmt.Fprintf(&b, "%d rows per table, %d threads, --rand-type=%s, started %s.\n", r.Rows, r.Threads, r.RandType,
 		r.Started.Format("2006-01-02 15:04:05"))
 	if len(r.Unsupported) > 0 {
