@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,12 +46,16 @@ directory. Plans: ` + strings.Join(bench.PlanNames(), ", ") + `.`,
 					cfg.Plans = append(cfg.Plans, p)
 				}
 			}
+			cfg.Ignored = []uint16{} // an empty --ignore-errors retries nothing
 			for _, s := range strings.Split(ignored, ",") {
-				var n uint16
-				if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err != nil {
+				if s = strings.TrimSpace(s); s == "" {
+					continue
+				}
+				n, err := strconv.ParseUint(s, 10, 16)
+				if err != nil {
 					return fmt.Errorf("--ignore-errors: %q is not an error number", s)
 				}
-				cfg.Ignored = append(cfg.Ignored, n)
+				cfg.Ignored = append(cfg.Ignored, uint16(n))
 			}
 			if cfg.OutDir == "" {
 				cfg.OutDir = filepath.Join("bench-results", time.Now().Format("20060102-150405"))
