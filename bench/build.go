@@ -126,7 +126,7 @@ func waitRunning(ctx context.Context, run *workload.Running, d time.Duration) er
 
 // execDDL runs the build, polling the server for its progress meanwhile.
 func (b *bench) execDDL(ctx context.Context, ddl, table string, mark int64, st *status) error {
-	stop := every(500*time.Millisecond, func() { st.setDDL(b.t.ddlProgress(ctx, table, mark)) })
+	stop := every(250*time.Millisecond, func() { st.setDDL(b.t.ddlProgress(ctx, table, mark)) })
 	_, err := b.t.db.ExecContext(ctx, ddl)
 	stop()
 	if err != nil {
@@ -185,10 +185,10 @@ func (st *status) String() string {
 		if st.ddl.Phase != "" {
 			s += " " + st.ddl.Phase
 		}
+		s += fmt.Sprintf(" %.0fs", elapsed.Seconds())
 		if f := st.ddl.Fraction; f >= 0 {
 			s += fmt.Sprintf(" %s %.0f%% ETA %s", progress.Bar(f, 20), 100*f, progress.ETA(elapsed, f))
 		}
-		s += fmt.Sprintf(" %.0fs", elapsed.Seconds())
 	case st.phaseLen > 0:
 		s += fmt.Sprintf("%s %.0f/%.0fs", st.phase, elapsed.Seconds(), st.phaseLen.Seconds())
 	default:

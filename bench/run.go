@@ -167,6 +167,11 @@ func (b *bench) load(ctx context.Context, plans []Plan) error {
 	var start time.Time
 	ld := &loader.Loader{DB: b.t.db, Threads: b.cfg.LoadThreads, Seed: b.cfg.Seed, Dist: b.dist,
 		Progress: func(table string, done, total int64) {
+			if done == total {
+				// The loader goes on with the table's After statements.
+				b.line.Set("loading %s: %d rows in, building its secondary index", table, total)
+				return
+			}
 			f := float64(done) / float64(total)
 			b.line.Set("loading %s %s %d/%d rows, ETA %s", table, progress.Bar(f, 30), done, total,
 				progress.ETA(time.Since(start), f))

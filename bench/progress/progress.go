@@ -10,12 +10,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Line is the status line. A nil *Line discards everything.
 type Line struct {
 	w     io.Writer
 	tty   bool
+	cols  int // terminal width; a longer line would wrap and stop being redrawn in place
 	every time.Duration
 	mu    sync.Mutex
 	shown bool
@@ -24,13 +28,16 @@ type Line struct {
 
 // New writes to w; the line is redrawn in place only if w is a terminal.
 func New(w io.Writer) *Line {
-	tty := false
+	l := &Line{w: w, every: 10 * time.Second}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
+			l.tty = true
+			if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
+				l.cols = int(ws.Col)
+			}
 		}
 	}
-	return &Line{w: w, tty: tty, every: 10 * time.Second}
+	return l
 }
 
 // Set replaces the status.
@@ -42,6 +49,9 @@ func (l *Line) Set(format string, args ...any) {
 	defer l.mu.Unlock()
 	s := fmt.Sprintf(format, args...)
 	if l.tty {
+		if l.cols > 1 && utf8.RuneCountInString(s) >= l.cols {
+			s = string([]rune(s)[:l.cols-1])
+		}
 		fmt.Fprintf(l.w, "\r%s\x1b[K", s)
 		l.shown = true
 		return
