@@ -119,14 +119,14 @@ func TestDSNOnExternalServer(t *testing.T) {
 	cfg := shortConfig(t, "plan1")
 	cfg.DSN, cfg.Database = dsn, "bench"
 	cfg.Sets = []bench.Sweep{{Name: "tidb_ddl_reorg_worker_cnt", Values: []string{"1", "3"}},
-		{Name: "innodb_ddl_threads", Values: []string{"2"}}}
+		{Name: "tidb_ddl_reorg_priority", Values: []string{"PRIORITY_HIGH"}}}
 	var log bytes.Buffer
 	cfg.Status = &log
 	rep, err := bench.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if !strings.HasPrefix(rep.Target, "ReorgDB at 127.0.0.1:") || !slices.Equal(rep.Unsupported, []string{"innodb_ddl_threads"}) ||
+	if !strings.HasPrefix(rep.Target, "ReorgDB at 127.0.0.1:") || !slices.Equal(rep.Unsupported, []string{"tidb_ddl_reorg_priority"}) ||
 		!slices.Equal(rep.Swept, []string{"tidb_ddl_reorg_worker_cnt"}) {
 		t.Fatalf("target %q, unsupported %v, swept %v", rep.Target, rep.Unsupported, rep.Swept)
 	}
