@@ -106,6 +106,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		runs    []*runFile
 		runSeq  int
 		spilled int64
+		pool    = map[int][]*sortBuf{} // each worker's buffers, kept from round to round
 	)
 	dup := func(k []byte) error { return m.duplicateError(j, k) }
 	// flush merges the sources (runs and/or in-memory buffers) into
@@ -199,7 +200,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 				return err
 			}
 		}
-		bufs, roundBytes, err := m.scanRound(ctx, j, t.Clone(), ids, prog, round, budget)
+		bufs, roundBytes, err := m.scanRound(ctx, j, t.Clone(), ids, prog, round, budget, pool)
 		if err != nil {
 			return err
 		}
@@ -319,7 +320,7 @@ func (m *Manager) threads() int {
 // scanRound scans the tasks of round, from where each got to, until the
 // memory budget is used; it advances prog and returns the round's entries
 // sorted, one buffer per worker and index, and their size.
-func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, prog []Task, round []int, budget int64) ([]rangeSource, int64, error) {
+func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids []int64, prog []Task, round []int, budget int64, pool map[int][]*sortBuf) ([]rangeSource, int64, error) {
 	set := m.settings()
 	workers := max(1, set.Workers)
 	m.setPhase(j.ID, "scan")
@@ -343,9 +344,16 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 		if err != nil {
 			return nil, 0, err
 		}
-		mine := make([]*sortBuf, len(ids))
-		for i, iid := range ids {
-			mine[i] = newSortBuf(len(codec.IndexPrefix(j.TableID, iid)))
+		mine := pool[w]
+		if mine == nil {
+			mine = make([]*sortBuf, len(ids))
+			for i, iid := range ids {
+				mine[i] = newSortBuf(len(codec.IndexPrefix(j.TableID, iid)))
+			}
+			pool[w] = mine
+		}
+		for _, b := range mine {
+			b.reset()
 		}
 		bufs = append(bufs, mine...)
 		wg.Add(1)

@@ -16,6 +16,7 @@ import (
 type sortBuf struct {
 	skip   int // length of the prefix all keys share (the index prefix)
 	chunks [][]byte
+	cur    int // the chunk being filled
 	ents   []sortEnt
 	bytes  int64 // accounted memory: key and value bytes plus the record
 }
@@ -36,11 +37,13 @@ func newSortBuf(skip int) *sortBuf { return &sortBuf{skip: skip} }
 // add copies an entry in and returns the memory it accounts for.
 func (b *sortBuf) add(k, v []byte) int64 {
 	n := len(k) + len(v)
-	last := len(b.chunks) - 1
-	if last < 0 || len(b.chunks[last])+n > cap(b.chunks[last]) {
-		b.chunks = append(b.chunks, make([]byte, 0, max(sortChunkSize, n)))
-		last++
+	for b.cur < len(b.chunks) && len(b.chunks[b.cur])+n > cap(b.chunks[b.cur]) {
+		b.cur++
 	}
+	if b.cur == len(b.chunks) {
+		b.chunks = append(b.chunks, make([]byte, 0, max(sortChunkSize, n)))
+	}
+	last := b.cur
 	c := b.chunks[last]
 	off := len(c)
 	c = append(append(c, k...), v...)
@@ -49,6 +52,15 @@ func (b *sortBuf) add(k, v []byte) int64 {
 	sz := int64(n + sortEntSize)
 	b.bytes += sz
 	return sz
+}
+
+// reset empties the buffer and keeps its memory for the next round: the
+// budget's worth of memory is allocated once per job, not once per round.
+func (b *sortBuf) reset() {
+	for i := range b.chunks {
+		b.chunks[i] = b.chunks[i][:0]
+	}
+	b.cur, b.ents, b.bytes = 0, b.ents[:0], 0
 }
 
 // keyPrefix is the big-endian integer of the 8 key bytes after skip,

@@ -16,8 +16,14 @@ import (
 // goroutine measures how long it worked since it last paused and sleeps
 // long enough to bring its share down.
 
-// foregroundQuiet is how long without a new user transaction counts as idle.
-const foregroundQuiet = 250 * time.Millisecond
+// Users count as active while they start at least foregroundMin
+// transactions per foregroundWindow; they stay active for foregroundQuiet
+// after that. A monitoring query now and then is not a workload.
+const (
+	foregroundWindow = 100 * time.Millisecond
+	foregroundMin    = 5
+	foregroundQuiet  = 250 * time.Millisecond
+)
 
 // SetForeground gives the manager a count of user transactions started,
 // which it watches to tell whether users are active.
@@ -30,12 +36,12 @@ func (m *Manager) SetForeground(count func() int64) {
 type foreground struct {
 	mu     sync.Mutex
 	count  func() int64
-	last   int64
-	seen   time.Time // when count last changed
-	probed time.Time
+	base   int64     // the count when the current window began
+	window time.Time // when the current window began
+	busy   time.Time // when a window last had foregroundMin transactions
 }
 
-// foregroundActive says whether a user transaction started recently.
+// foregroundActive says whether users are running transactions.
 func (m *Manager) foregroundActive() bool {
 	f := &m.fg
 	f.mu.Lock()
@@ -44,13 +50,14 @@ func (m *Manager) foregroundActive() bool {
 		return false
 	}
 	now := time.Now()
-	if now.Sub(f.probed) >= 10*time.Millisecond {
-		f.probed = now
-		if c := f.count(); c != f.last {
-			f.last, f.seen = c, now
-		}
+	c := f.count()
+	if c-f.base >= foregroundMin {
+		f.busy = now
 	}
-	return now.Sub(f.seen) < foregroundQuiet
+	if now.Sub(f.window) >= foregroundWindow {
+		f.base, f.window = c, now
+	}
+	return now.Sub(f.busy) < foregroundQuiet
 }
 
 // pacer paces one backfill goroutine; see above.

@@ -42,10 +42,12 @@ func TestPacerShare(t *testing.T) {
 			return nil
 		}
 		if tc.active {
-			users++
-			m.fg.probed = time.Time{}
+			users += foregroundMin
 		}
 		for i := 0; i < 5; i++ {
+			if tc.active {
+				users += foregroundMin
+			}
 			clock = clock.Add(10 * time.Millisecond) // work
 			if err := p.pace(context.Background()); err != nil {
 				t.Fatal(err)
@@ -59,5 +61,24 @@ func TestPacerShare(t *testing.T) {
 		if want > 0 && len(slept) != 5 || want == 0 && len(slept) != 0 {
 			t.Errorf("%+v: slept %d times (%v), want %d times %v", tc, len(slept), slept, 5, want)
 		}
+	}
+}
+
+// TestForegroundNeedsAWorkload: a few transactions (a monitoring query) do
+// not make users active; a steady stream does.
+func TestForegroundNeedsAWorkload(t *testing.T) {
+	m := &Manager{}
+	var n int64
+	m.SetForeground(func() int64 { return n })
+	m.foregroundActive()
+	for i := 0; i < foregroundMin-1; i++ {
+		n++
+		if m.foregroundActive() {
+			t.Fatalf("active after %d transactions", n)
+		}
+	}
+	n++
+	if !m.foregroundActive() {
+		t.Fatalf("not active after %d transactions in one window", n)
 	}
 }

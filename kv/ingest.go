@@ -151,7 +151,7 @@ func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
 	}
 	stats, err := s.db.IngestWithStats(ctx, paths)
 	if err == nil {
-		s.log.Debug("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)
+		s.log.Info("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)
 	}
 	return err
 }
