@@ -335,8 +335,11 @@ func (m *Manager) rollback(ctx context.Context, id int64) error {
 		if spec.ID == 0 {
 			continue
 		}
+		// The index is absent in every live schema version (the step
+		// waited out older ones) and its ID is never reused: drop its
+		// entries at once, outside MVCC.
 		p := codec.IndexPrefix(j.TableID, spec.ID)
-		if err := deleteRange(m.store, p, codec.PrefixEnd(p)); err != nil {
+		if err := m.store.ClearRange(p, codec.PrefixEnd(p)); err != nil {
 			return err
 		}
 	}

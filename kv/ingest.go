@@ -169,3 +169,21 @@ func (in *Ingester) Abort() {
 	}
 	in.paths = nil
 }
+
+// ClearRange removes every version of every key in [lo, hi) at once, with
+// a Pebble range deletion: no per-key tombstones to write, flush, compact
+// and collect. It bypasses MVCC, so it is only for ranges that no
+// transaction can read or write any more, such as the entries of an index
+// that is absent in every live schema version (the caller's metadata lock
+// guarantees it) and whose ID is never reused.
+func (s *Store) ClearRange(lo, hi []byte) error {
+	if len(lo) == 0 || bytes.Compare(lo, hi) >= 0 {
+		return fmt.Errorf("kv: ClearRange needs a non-empty range, got [%x, %x)", lo, hi)
+	}
+	if s.isClosed() {
+		return errClosed
+	}
+	// Escaping preserves order, and every version of a key below hi
+	// sorts below escape(hi) (see the layout in keys.go).
+	return s.db.DeleteRange(appendEscaped(nil, lo), appendEscaped(nil, hi), s.writeOpts)
+}

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -76,5 +77,48 @@ func TestIngestBackdatedVersions(t *testing.T) {
 	s.RunGC()
 	if _, err := s.BeginAt(1); err == nil {
 		t.Error("BeginAt below the safe point accepted")
+	}
+}
+
+// TestClearRange: every version of every key in [lo, hi) is gone, at any
+// timestamp; keys just outside, and keys that extend the bounds with 0x00
+// bytes, keep all their versions.
+func TestClearRange(t *testing.T) {
+	s := openTest(t, nil)
+	keys := [][]byte{
+		[]byte("a"), []byte("b"), []byte("b\x00"), []byte("b\x00\x00x"), []byte("bz"), []byte("c"), []byte("c\x00"), []byte("d"),
+	}
+	for round := 0; round < 3; round++ {
+		txn := s.Begin()
+		for _, k := range keys {
+			if err := txn.Set(k, []byte(fmt.Sprintf("v%d", round))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := s.Begin() // a snapshot from before the clear
+	defer old.Rollback()
+	if err := s.ClearRange([]byte("b"), []byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	cur := s.Begin()
+	defer cur.Rollback()
+	for _, txn := range []*Txn{cur, old} {
+		for _, k := range keys {
+			_, found, err := txn.Get(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bytes.Compare(k, []byte("b")) < 0 || bytes.Compare(k, []byte("c")) >= 0
+			if found != want {
+				t.Errorf("key %q found=%v after ClearRange [b, c), want %v", k, found, want)
+			}
+		}
+	}
+	if err := s.ClearRange(nil, []byte("c")); err == nil {
+		t.Fatal("ClearRange with an empty lower bound (which would reach the metadata) succeeded")
 	}
 }

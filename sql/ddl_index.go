@@ -365,8 +365,10 @@ func (t *Table) DropIndex(ctx *gms.Context, name string) error {
 			return err
 		}
 	}
+	// No transaction can see the index any more (waitSchema), and index
+	// IDs are never reused: drop the entries at once, outside MVCC.
 	prefix := codec.IndexPrefix(tableID, ixID)
-	return e.deleteRange(prefix, codec.PrefixEnd(prefix))
+	return e.store.ClearRange(prefix, codec.PrefixEnd(prefix))
 }
 
 // RenameIndex implements sql.IndexAlterableTable.
