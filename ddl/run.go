@@ -43,6 +43,8 @@ func (m *Manager) run(id int64) {
 // step publishes one schema change together with the job's new state,
 // then waits on the metadata lock until every transaction sees it.
 func (m *Manager) step(ctx context.Context, id int64, fn func(ch *catalog.Change, t *catalog.Table, j *Job) error) error {
+	start := time.Now()
+	defer func() { m.log.Debug("ddl step", "job", id, "took", time.Since(start)) }()
 	j, _ := m.snapshot(id)
 	var out *Job
 	s, err := m.cat.Update(func(ch *catalog.Change, txn *kv.Txn) error {

@@ -3,7 +3,6 @@ package ddl
 import (
 	"bufio"
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -177,6 +176,32 @@ type rangeSource interface {
 	open(lo, hi []byte) (source, error)
 	// samples returns up to n of its keys, spread evenly.
 	samples(n int) [][]byte
+	// bounds returns its first and last keys; ok is false when empty.
+	bounds() (first, last []byte, ok bool)
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+func (b *sortBuf) bounds() ([]byte, []byte, bool) {
+	if len(b.ents) == 0 {
+		return nil, nil, false
+	}
+	return b.key(0), b.key(len(b.ents) - 1), true
+}
+
+func (rf *runFile) bounds() ([]byte, []byte, bool) {
+	if len(rf.marks) == 0 {
+		return nil, nil, false
+	}
+	return rf.marks[0].key, rf.last, true
 }
 
 func (b *sortBuf) open(lo, hi []byte) (source, error) { return b.source(lo, hi), nil }
@@ -209,6 +234,19 @@ func splitKeys(srcs []rangeSource, parts int) [][]byte {
 // one range, so dup sees every duplicate.
 func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v []byte) error, dup func(k []byte) error) error {
 	bounds := splitKeys(srcs, parts)
+	// The prefix every key shares: that of the smallest and the largest.
+	var lo, hi []byte
+	for _, s := range srcs {
+		if f, l, ok := s.bounds(); ok {
+			if lo == nil || bytes.Compare(f, lo) < 0 {
+				lo = f
+			}
+			if hi == nil || bytes.Compare(l, hi) > 0 {
+				hi = l
+			}
+		}
+	}
+	skip := commonPrefix(lo, hi)
 	errs := make([]error, len(bounds)+1)
 	var wg sync.WaitGroup
 	for p := 0; p <= len(bounds); p++ {
@@ -236,7 +274,7 @@ func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v 
 				}
 				subs = append(subs, sub)
 			}
-			errs[p] = merge(subs, sink(p), dup)
+			errs[p] = merge(subs, skip, sink(p), dup)
 		}(p, lo, hi)
 	}
 	wg.Wait()
@@ -249,41 +287,63 @@ func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v 
 }
 
 type mergeItem struct {
+	pfx  uint64 // the 8 key bytes after the prefix all keys share
 	src  source
 	k, v []byte
 }
 
-type mergeHeap struct{ items []mergeItem }
-
-func (h *mergeHeap) Len() int           { return len(h.items) }
-func (h *mergeHeap) Less(i, j int) bool { return bytes.Compare(h.items[i].k, h.items[j].k) < 0 }
-func (h *mergeHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *mergeHeap) Push(x any)         { h.items = append(h.items, x.(mergeItem)) }
-func (h *mergeHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+func (a *mergeItem) less(b *mergeItem) bool {
+	if a.pfx != b.pfx {
+		return a.pfx < b.pfx
+	}
+	return bytes.Compare(a.k, b.k) < 0
 }
 
-// merge emits the pairs of all sources in key order. Two equal keys are a
-// duplicate of a unique index (every other key carries its row's handle):
-// dup is called with the key and its error ends the merge.
-func merge(srcs []source, emit func(k, v []byte) error, dup func(k []byte) error) error {
-	h := &mergeHeap{}
+// mergeHeap is a binary min-heap of the sources' current pairs, written
+// out rather than through container/heap: the merge compares millions of
+// keys, and most comparisons end at the integer prefix.
+type mergeHeap []mergeItem
+
+func (h mergeHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].less(&h[l]) {
+			m = r
+		}
+		if !h[m].less(&h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// merge emits the pairs of all sources in key order; every key shares its
+// first skip bytes with all others. Two equal keys are a duplicate of a
+// unique index (every other key carries its row's handle): dup is called
+// with the key and its error ends the merge.
+func merge(srcs []source, skip int, emit func(k, v []byte) error, dup func(k []byte) error) error {
+	var h mergeHeap
 	for _, s := range srcs {
 		k, v, ok, err := s.next()
 		if err != nil {
 			return err
 		}
 		if ok {
-			h.items = append(h.items, mergeItem{s, k, v})
+			h = append(h, mergeItem{keyPrefix(k, skip), s, k, v})
 		}
 	}
-	heap.Init(h)
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 	var prev []byte
 	first := true
-	for h.Len() > 0 {
-		it := &h.items[0]
+	for len(h) > 0 {
+		it := &h[0]
 		if !first && bytes.Equal(prev, it.k) {
 			return dup(it.k)
 		}
@@ -297,11 +357,12 @@ func merge(srcs []source, emit func(k, v []byte) error, dup func(k []byte) error
 			return err
 		}
 		if ok {
-			it.k, it.v = k, v
-			heap.Fix(h, 0)
+			it.pfx, it.k, it.v = keyPrefix(k, skip), k, v
 		} else {
-			heap.Pop(h)
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
 		}
+		h.down(0)
 	}
 	return nil
 }

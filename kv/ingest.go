@@ -100,6 +100,10 @@ func (in *Ingester) Add(key, value []byte) error {
 		in.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
 			TableFormat: in.s.db.TableFormat(),
 			Compression: sstable.FastestCompression,
+			// Bigger blocks than the 4 KiB default: fewer blocks to finish,
+			// compress and index per byte, for files written in one pass.
+			BlockSize:      32 << 10,
+			IndexBlockSize: 256 << 10,
 		})
 	}
 	in.keyBuf = appendVersionKey(in.keyBuf[:0], key, in.ts)
