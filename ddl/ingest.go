@@ -135,7 +135,9 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		}
 		if err == nil {
 			m.notePeak(id, spilled+written)
-			err = m.store.IngestAll(ctx, ins...)
+			if err = m.stall(ctx, id, "ingest"); err == nil {
+				err = m.store.IngestAll(ctx, ins...)
+			}
 		}
 		if err != nil {
 			for _, in := range ins {
@@ -144,6 +146,9 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 			return err
 		}
 		m.update(id, func(jj *Job) { jj.IngestedBytes += written })
+		if err := m.stall(ctx, id, "ingested"); err != nil {
+			return err
+		}
 		txn := m.store.Begin()
 		for i := range prog {
 			if prog[i] == tasks[i] {
@@ -231,7 +236,10 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 			}
 			runs = append(runs, ws[p].rf)
 		}
-		err = mergeParallel(bufs, parts, m.pacedSinks(ctx, parts, func(p int) func(k, v []byte) error { return ws[p].add }), dup)
+		err = m.stall(ctx, id, "spill")
+		if err == nil {
+			err = mergeParallel(bufs, parts, m.pacedSinks(ctx, parts, func(p int) func(k, v []byte) error { return ws[p].add }), dup)
+		}
 		var written int64
 		for _, w := range ws {
 			if cerr := w.close(); err == nil {
@@ -302,6 +310,25 @@ func (m *Manager) pacedSinks(ctx context.Context, parts int, sink func(p int) fu
 			return add(k, v)
 		}
 	}
+}
+
+// stall stops the job at a phase named by Settings.StallPhase, once it
+// has ingested something, until the setting changes or the job's context
+// ends: crash tests kill the server there.
+func (m *Manager) stall(ctx context.Context, id int64, phase string) error {
+	if m.settings().StallPhase != phase {
+		return nil
+	}
+	if j, _ := m.snapshot(id); j.IngestedBytes == 0 {
+		return nil
+	}
+	m.update(id, func(j *Job) { j.Comment += " stalled=" + phase })
+	for m.settings().StallPhase == phase {
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // maxRuns bounds the runs merged at once.
@@ -402,6 +429,9 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 		return nil, 0, err
 	}
 	m.setPhase(j.ID, "sort")
+	if err := m.stall(ctx, j.ID, "sort"); err != nil {
+		return nil, 0, err
+	}
 	sem := make(chan struct{}, m.threads())
 	var swg sync.WaitGroup
 	var sorted int64
@@ -453,6 +483,9 @@ func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryE
 			// delay throttle.
 			m.update(j.ID, func(jj *Job) { jj.RowCount += batch })
 			if err := pc.pace(ctx); err != nil {
+				return err
+			}
+			if err := m.stall(ctx, j.ID, "scan"); err != nil {
 				return err
 			}
 			if set.BatchDelay > 0 {

@@ -58,6 +58,7 @@ type Settings struct {
 	Workers      int           // backfill workers (tidb_ddl_reorg_worker_cnt)
 	Threads      int           // ingest sort and merge goroutines (innodb_ddl_threads; 0: Workers)
 	CPUShare     int           // percent of the CPUs a backfill uses while users are active (100: no limit)
+	StallPhase   string        // for crash tests: an ingest build stops at this phase
 	BatchSize    int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
 	BatchDelay   time.Duration // pause after each batch (a write-speed limit)
 	FastReorg    bool          // ingest backfill (tidb_ddl_enable_fast_reorg)

@@ -641,7 +641,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		var nextTask Task
 		for attempt := 0; ; attempt++ {
 			var err error
-			n, nextTask, err = m.backfillBatch(j, t, ids, ti, *task, batch)
+			n, nextTask, err = m.backfillBatch(j, t, ids, ti, *task, batch, pc)
 			if err == nil {
 				break
 			}
@@ -655,6 +655,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 				return ctx.Err()
 			case <-time.After(backoff):
 			}
+			pc.exclude(backoff)
 		}
 		*task = nextTask
 		m.update(j.ID, func(jj *Job) { jj.RowCount += n })
@@ -674,7 +675,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 
 // backfillBatch indexes up to batch rows of a task in one transaction,
 // together with the task's new checkpoint.
-func (m *Manager) backfillBatch(j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int) (int64, Task, error) {
+func (m *Manager) backfillBatch(j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
 	txn := m.store.Begin()
 	defer txn.Rollback()
 	start := codec.RecordKey(j.TableID, task.Next)
@@ -738,8 +739,15 @@ func (m *Manager) backfillBatch(j *Job, t *catalog.Table, ids []int64, ti int, t
 	if err := putTask(txn, j.ID, ti, task); err != nil {
 		return 0, task, err
 	}
-	if _, err := txn.Commit(); err != nil {
-		return 0, task, err
+	// The commit mostly waits for the log to be synced: not CPU the
+	// pacer should account for.
+	commitStart := time.Now()
+	_, cerr := txn.Commit()
+	if pc != nil {
+		pc.exclude(time.Since(commitStart))
+	}
+	if cerr != nil {
+		return 0, task, cerr
 	}
 	return n, task, nil
 }

@@ -84,6 +84,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// exclude takes d, time spent waiting rather than computing, out of the
+// work measured since the last pause.
+func (p *pacer) exclude(d time.Duration) { p.since = p.since.Add(d) }
+
 // pace is called between units of work; it sleeps when the goroutine has
 // used more than its share since the last pause.
 func (p *pacer) pace(ctx context.Context) error {

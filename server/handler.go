@@ -156,6 +156,10 @@ func fixError(err error) error {
 		if m := reDBNotFound.FindStringSubmatch(se.Message); m != nil {
 			return mysql.NewSQLError(mysql.ERBadDb, "42000", "Unknown database '%s'", m[1])
 		}
+	case mysql.ERCantDropFieldOrKey:
+		if m := reCantDrop.FindStringSubmatch(se.Message); m != nil {
+			return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", m[1])
+		}
 	case mysql.ERUnknownError:
 		msg := se.Message
 		if m := reBlobKey.FindStringSubmatch(msg); m != nil {
@@ -185,6 +189,7 @@ var (
 	reDBNotFound    = regexp.MustCompile(`^database not found: (.*)$`)
 	reBlobKey       = regexp.MustCompile(`^blob/text column '(.*)' used in key specification without a key length`)
 	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
+	reCantDrop      = regexp.MustCompile(`^(?:error: )?can't drop '(.*)'; check that column/key exists$`)
 )
 
 // statementType is the first keyword of a statement, for metrics.

@@ -54,6 +54,9 @@ func registerSystemVariables() {
 				Type: types.NewSystemIntType("innodb_ddl_threads", 0, 64, false), Default: int64(0)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_cpu_share", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("reorgdb_ddl_cpu_share", 1, 100, false), Default: int64(defaultCPUShare)},
+			// Crash tests stop an ingest build at a phase with it.
+			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_test_stall_phase", Scope: global, Dynamic: true,
+				Type: types.NewSystemStringType("reorgdb_ddl_test_stall_phase"), Default: ""},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_disk_quota", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_disk_quota", 1<<16, 1<<50, false), Default: int64(100 << 30)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
@@ -65,6 +68,15 @@ func registerSystemVariables() {
 // defaultCPUShare is the percent of the CPUs an index build may take while
 // user transactions run (reorgdb_ddl_cpu_share).
 const defaultCPUShare = 25
+
+func globalString(name string) string {
+	_, v, ok := gms.SystemVariables.GetGlobal(name)
+	if !ok {
+		return ""
+	}
+	s, _ := v.(string)
+	return s
+}
 
 func globalInt(name string, def int64) int64 {
 	_, v, ok := gms.SystemVariables.GetGlobal(name)
@@ -94,6 +106,7 @@ func ddlSettings() ddl.Settings {
 		BufferBytes:  globalInt("innodb_ddl_buffer_size", 256<<20),
 		Threads:      int(globalInt("innodb_ddl_threads", 0)),
 		CPUShare:     int(globalInt("reorgdb_ddl_cpu_share", defaultCPUShare)),
+		StallPhase:   globalString("reorgdb_ddl_test_stall_phase"),
 		DiskQuota:    globalInt("tidb_ddl_disk_quota", 100<<30),
 	}
 }
