@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +84,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	defer holdMemory()()
 	dir := filepath.Join(m.tempDir, fmt.Sprintf("job-%d", id))
 	defer os.RemoveAll(dir)
 
@@ -329,6 +332,42 @@ func (m *Manager) stall(ctx context.Context, id int64, phase string) error {
 		}
 	}
 	return nil
+}
+
+// While ingest builds hold their sort buffers (hundreds of MiB, free of
+// pointers, so cheap for the collector to mark), the garbage collector
+// runs at a lower target than the server's default, so that the
+// buffers do not come with as much garbage again on top; when the last
+// build ends, the memory goes back to the OS.
+var memHolds struct {
+	sync.Mutex
+	n       int
+	percent int
+}
+
+const buildGCPercent = 50
+
+func holdMemory() (release func()) {
+	memHolds.Lock()
+	if memHolds.n == 0 {
+		memHolds.percent = debug.SetGCPercent(buildGCPercent)
+		if memHolds.percent >= 0 && memHolds.percent < buildGCPercent {
+			debug.SetGCPercent(memHolds.percent)
+		}
+		// Start from the live heap, not from the garbage the old target let
+		// pile up.
+		runtime.GC()
+	}
+	memHolds.n++
+	memHolds.Unlock()
+	return func() {
+		memHolds.Lock()
+		defer memHolds.Unlock()
+		if memHolds.n--; memHolds.n == 0 {
+			debug.SetGCPercent(memHolds.percent)
+			go debug.FreeOSMemory()
+		}
+	}
 }
 
 // maxRuns bounds the runs merged at once.
