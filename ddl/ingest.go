@@ -123,6 +123,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 			srcs = append(srcs, r)
 		}
 		parts := m.threads()
+		setReadBufs(runs, parts)
 		ins := make([]*kv.Ingester, parts)
 		for p := range ins {
 			in, err := m.store.NewIngester(j.IngestTS, dir, 0)

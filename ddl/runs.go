@@ -34,6 +34,21 @@ type runFile struct {
 	marks []runMark // a record's offset and key, every runMarkEvery bytes
 	last  []byte    // the run's last key
 	Bytes int64
+	// readBuf is the read buffer of each reader: a merge opens every run
+	// once per key range, so it shrinks as runs add up (see setReadBufs).
+	readBuf int
+}
+
+// runReadMemory bounds the read buffers of one merge of runs.
+const runReadMemory = 32 << 20
+
+// setReadBufs sizes the read buffers of runs merged in parts key ranges.
+func setReadBufs(runs []*runFile, parts int) {
+	size := runReadMemory / max(1, len(runs)*parts)
+	size = min(max(size, 16<<10), 1<<20)
+	for _, r := range runs {
+		r.readBuf = size
+	}
 }
 
 type runMark struct {
@@ -116,7 +131,11 @@ func (rf *runFile) open(lo, hi []byte) (source, error) {
 		f.Close()
 		return nil, err
 	}
-	return &runReader{f: f, r: bufio.NewReaderSize(f, 1<<20), lo: lo, hi: hi}, nil
+	size := rf.readBuf
+	if size == 0 {
+		size = 1 << 20
+	}
+	return &runReader{f: f, r: bufio.NewReaderSize(f, size), lo: lo, hi: hi}, nil
 }
 
 // runReader reads a range of a run file.

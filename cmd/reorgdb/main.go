@@ -16,6 +16,7 @@ import (
 )
 
 func main() {
+	limitMallocArenas()
 	if os.Getenv("GOGC") == "" {
 		// The heap is mostly short-lived per-statement garbage: collect
 		// less often than Go's default...
