@@ -11,9 +11,9 @@ import (
 
 // ddlCollector exports the progress of running schema-change jobs.
 type ddlCollector struct {
-	mgr                           *ddl.Manager
-	rows, total, sorted, ingested *prometheus.Desc
-	running                       *prometheus.Desc
+	mgr                                    *ddl.Manager
+	rows, total, sorted, spilled, ingested *prometheus.Desc
+	running                                *prometheus.Desc
 }
 
 func newDDLCollector(mgr *ddl.Manager) *ddlCollector {
@@ -26,13 +26,14 @@ func newDDLCollector(mgr *ddl.Manager) *ddlCollector {
 		rows:     d("rows", "Rows backfilled so far."),
 		total:    d("rows_estimate", "Estimated rows to backfill."),
 		sorted:   d("sorted_bytes", "Bytes of index entries sorted (ingest mode)."),
+		spilled:  d("spilled_bytes", "Bytes of sorted runs written to the temp dir (ingest mode)."),
 		ingested: d("ingested_bytes", "Bytes of index entries ingested (ingest mode)."),
 		running:  prometheus.NewDesc("reorgdb_ddl_jobs_running", "Unfinished schema-change jobs.", nil, nil),
 	}
 }
 
 func (c *ddlCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.rows, c.total, c.sorted, c.ingested, c.running} {
+	for _, d := range []*prometheus.Desc{c.rows, c.total, c.sorted, c.spilled, c.ingested, c.running} {
 		ch <- d
 	}
 }
@@ -55,6 +56,7 @@ func (c *ddlCollector) Collect(ch chan<- prometheus.Metric) {
 		g(c.rows, j.RowCount)
 		g(c.total, j.TotalRows)
 		g(c.sorted, j.SortedBytes)
+		g(c.spilled, j.SpilledBytes)
 		g(c.ingested, j.IngestedBytes)
 	}
 	ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(n))

@@ -118,8 +118,14 @@ func pauseResumeCancelKill(t *testing.T, mode string) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(body), fmt.Sprintf(`reorgdb_ddl_job_rows{job="%d",mode="%s"`, j.id, mode)) {
-		t.Fatalf("/metrics has no progress of job %d", j.id)
+	metrics := []string{"rows"}
+	if mode == "ingest" {
+		metrics = append(metrics, "sorted_bytes", "spilled_bytes", "ingested_bytes")
+	}
+	for _, name := range metrics {
+		if !strings.Contains(string(body), fmt.Sprintf(`reorgdb_ddl_job_%s{job="%d",mode="%s"`, name, j.id, mode)) {
+			t.Fatalf("/metrics has no %s of job %d", name, j.id)
+		}
 	}
 	expectRows(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id), fmt.Sprintf("%d,successful", j.id))
 	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
