@@ -83,35 +83,17 @@ func (s *entrySum) add(seed maphash.Seed, key, value []byte) {
 // rows call for (up to a 64-bit hash collision).
 func sameChecksums(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool) (bool, error) {
 	seed := maphash.MakeSeed()
-	tbl := &Table{m: m}
-	ed := &editor{t: tbl, tx: &Transaction{txn: txn}}
 	expect := map[int64]*entrySum{}
 	for _, ix := range m.indexes {
 		if want(ix) {
 			expect[ix.def.ID] = &entrySum{}
 		}
 	}
-	prefix := codec.RecordPrefix(m.def.ID)
-	it := txn.NewIter(prefix, codec.PrefixEnd(prefix), false)
-	defer it.Close()
-	for ; it.Valid(); it.Next() {
-		_, h, err := codec.DecodeRecordKey(it.Key())
-		if err != nil {
-			return false, err
-		}
-		row, err := tbl.decodeRow(h, it.Value(), true)
-		if err != nil {
-			return false, err
-		}
-		ents, err := ed.entries(row, h, want)
-		if err != nil {
-			return false, err
-		}
-		for _, ent := range ents {
-			expect[ent.ix.def.ID].add(seed, ent.key, ent.value)
-		}
-	}
-	if err := it.Err(); err != nil {
+	err := forEachRowEntry(txn, m, want, func(_ int64, ent indexEntry) error {
+		expect[ent.ix.def.ID].add(seed, ent.key, ent.value)
+		return nil
+	})
+	if err != nil {
 		return false, err
 	}
 	for id, exp := range expect {
@@ -133,12 +115,11 @@ func sameChecksums(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool) (bool,
 	return true, nil
 }
 
-// findInconsistency looks up each row's entries, then counts each index's
-// entries, and reports the first difference.
-func findInconsistency(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool) error {
+// forEachRowEntry calls fn with each entry the table's rows call for in
+// the indexes selected by want.
+func forEachRowEntry(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool, fn func(h int64, ent indexEntry) error) error {
 	tbl := &Table{m: m}
 	ed := &editor{t: tbl, tx: &Transaction{txn: txn}}
-	counts := map[int64]int{}
 	prefix := codec.RecordPrefix(m.def.ID)
 	it := txn.NewIter(prefix, codec.PrefixEnd(prefix), false)
 	defer it.Close()
@@ -156,17 +137,30 @@ func findInconsistency(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool) er
 			return err
 		}
 		for _, ent := range ents {
-			v, found, err := txn.Get(ent.key)
-			if err != nil {
+			if err := fn(h, ent); err != nil {
 				return err
 			}
-			if !found || !bytes.Equal(v, ent.value) {
-				return fmt.Errorf("index %s.%s: row with handle %d has no entry %x", m.def.Name, ent.ix.name(), h, ent.key)
-			}
-			counts[ent.ix.def.ID]++
 		}
 	}
-	if err := it.Err(); err != nil {
+	return it.Err()
+}
+
+// findInconsistency looks up each row's entries, then counts each index's
+// entries, and reports the first difference.
+func findInconsistency(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool) error {
+	counts := map[int64]int{}
+	err := forEachRowEntry(txn, m, want, func(h int64, ent indexEntry) error {
+		v, found, err := txn.Get(ent.key)
+		if err != nil {
+			return err
+		}
+		if !found || !bytes.Equal(v, ent.value) {
+			return fmt.Errorf("index %s.%s: row with handle %d has no entry %x", m.def.Name, ent.ix.name(), h, ent.key)
+		}
+		counts[ent.ix.def.ID]++
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, ix := range m.indexes {
