@@ -80,6 +80,12 @@ type Index struct {
 	Primary bool          `json:"primary,omitempty"`
 	State   IndexState    `json:"state"`
 	Comment string        `json:"comment,omitempty"`
+	// ChangeLogID, while an ingest build fills the index, is the ID of a
+	// key range where DML records the handles of the rows it changes
+	// instead of writing the index's entries (see package ddl). With
+	// Merging set, DML writes the index's entries itself again.
+	ChangeLogID int64 `json:"change_log_id,omitempty"`
+	Merging     bool  `json:"merging,omitempty"`
 }
 
 // Table is a table's definition. HandleColumn is the ID of the integer

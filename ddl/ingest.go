@@ -263,10 +263,6 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 			return err
 		}
 	}
-	m.setPhase(id, "validate")
-	if err := m.validateUnique(ctx, j, ids); err != nil {
-		return err
-	}
 	m.setPhase(id, "")
 	m.update(id, func(j *Job) { j.Comment = "" })
 	return m.persist(id)

@@ -35,6 +35,9 @@ type IndexSpec struct {
 	Unique  bool                  `json:"unique,omitempty"`
 	Comment string                `json:"comment,omitempty"`
 	ID      int64                 `json:"id,omitempty"` // assigned when the index enters delete-only
+	// ChangeLogID is the index's change log in an ingest build (see
+	// catalog.Index.ChangeLogID), kept here to be cleared in the end.
+	ChangeLogID int64 `json:"change_log_id,omitempty"`
 }
 
 // Task is a slice of the table's handle space that one backfill worker

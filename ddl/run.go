@@ -186,6 +186,17 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 					t.Indexes = append(t.Indexes, ix)
 					j.Indexes[i].ID = ix.ID
 				}
+				if j.Mode == "ingest" {
+					// The logs' IDs come after all the new indexes', so that
+					// the logs' key ranges, which DML writes during the
+					// build, lie outside the span of the ingested sstables.
+					for i := range j.Indexes {
+						_, ix := findIndex(t, j.Indexes[i].ID)
+						ix.ChangeLogID = t.NextIndexID
+						t.NextIndexID++
+						j.Indexes[i].ChangeLogID = ix.ChangeLogID
+					}
+				}
 				j.SchemaState = catalog.StateDeleteOnly
 				j.State = JobRunning
 				if j.Start.IsZero() {
@@ -205,6 +216,9 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		case catalog.StateWriteReorg:
 			if j.Mode == "ingest" {
 				err = m.ingestBackfill(ctx, id)
+				if err == nil {
+					err = m.mergeChangeLogs(ctx, id)
+				}
 			} else {
 				err = m.backfill(ctx, id)
 			}
@@ -212,6 +226,9 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 				err = m.setIndexState(ctx, id, catalog.StatePublic)
 			}
 		case catalog.StatePublic:
+			if err = m.clearChangeLogs(j); err != nil {
+				break
+			}
 			m.update(id, func(j *Job) { j.State = JobDone; j.End = time.Now(); j.Comment = "" })
 			if err = m.persist(id); err == nil {
 				m.cleanupTasks(id)
@@ -255,6 +272,9 @@ func (m *Manager) setIndexState(ctx context.Context, id int64, st catalog.IndexS
 		for _, spec := range j.Indexes {
 			if _, ix := findIndex(t, spec.ID); ix != nil {
 				ix.State = st
+				if st == catalog.StatePublic {
+					ix.ChangeLogID, ix.Merging = 0, false
+				}
 			} else {
 				return fmt.Errorf("index %s vanished from table %s", spec.Name, j.TableName)
 			}
@@ -344,6 +364,9 @@ func (m *Manager) rollback(ctx context.Context, id int64) error {
 		if err := m.store.ClearRange(p, codec.PrefixEnd(p)); err != nil {
 			return err
 		}
+	}
+	if err := m.clearChangeLogs(j); err != nil {
+		return err
 	}
 	m.update(id, func(j *Job) {
 		j.State, j.End = JobRolledBack, time.Now()

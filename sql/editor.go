@@ -69,6 +69,45 @@ type indexEntry struct {
 	value  []byte
 	vals   []any // key values, for duplicate messages
 	unique bool  // subject to a uniqueness check
+	// A change-log record (see dmlEntries) stands in for the entry whose
+	// key is indexKey; deleting it writes the record too.
+	logOnly  bool
+	indexKey []byte
+}
+
+// entryKey is the key of the index entry itself, also for a change-log
+// record.
+func (ent *indexEntry) entryKey() []byte {
+	if ent.logOnly {
+		return ent.indexKey
+	}
+	return ent.key
+}
+
+// dmlEntries is entries as DML applies them. For an index an ingest build
+// is filling (catalog.Index.ChangeLogID set, not yet merging), DML records
+// the row's handle in the change log instead of writing the entry: the
+// index's own key range stays untouched until the build's sstables are in
+// (so that they go to the bottom of the LSM), and the build then brings
+// every logged row's entries up to date.
+func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool) ([]indexEntry, error) {
+	ents, err := e.entries(row, h, want)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ents {
+		def := ents[i].ix.def
+		if def == nil || def.ChangeLogID == 0 || def.Merging {
+			continue
+		}
+		ent := &ents[i]
+		ent.indexKey = ent.key
+		if ent.key, err = codec.IndexKey(nil, e.t.m.def.ID, def.ChangeLogID, nil, &h); err != nil {
+			return nil, err
+		}
+		ent.value, ent.unique, ent.logOnly = []byte{}, false, true
+	}
+	return ents, nil
 }
 
 // entries computes the index entries of a row with a given handle, for the
@@ -171,7 +210,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 		h = int64(first)
 		recKey = codec.RecordKey(m.def.ID, h)
 	}
-	ents, err := e.entries(row, h, (*indexMeta).writable)
+	ents, err := e.dmlEntries(row, h, (*indexMeta).writable)
 	if err != nil {
 		return err
 	}
@@ -245,7 +284,7 @@ func (e *editor) Delete(ctx *gms.Context, row gms.Row) error {
 }
 
 func (e *editor) deleteRow(txn *kv.Txn, row gms.Row, h int64) error {
-	ents, err := e.entries(row, h, (*indexMeta).deletable)
+	ents, err := e.dmlEntries(row, h, (*indexMeta).deletable)
 	if err != nil {
 		return err
 	}
@@ -263,6 +302,9 @@ func (e *editor) deleteRow(txn *kv.Txn, row gms.Row, h int64) error {
 // that read the row before this delete conflict and retry, instead of
 // writing an entry for a row that no longer exists.
 func (e *editor) deleteEntry(txn *kv.Txn, ent indexEntry, h int64) error {
+	if ent.logOnly {
+		return txn.Set(ent.key, ent.value)
+	}
 	if ent.unique {
 		v, found, err := txn.Get(ent.key)
 		if err != nil {
@@ -301,18 +343,18 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 		}
 		return e.Insert(ctx, new)
 	}
-	oldEnts, err := e.entries(old, h, (*indexMeta).deletable)
+	oldEnts, err := e.dmlEntries(old, h, (*indexMeta).deletable)
 	if err != nil {
 		return err
 	}
-	newEnts, err := e.entries(new, h, (*indexMeta).writable)
+	newEnts, err := e.dmlEntries(new, h, (*indexMeta).writable)
 	if err != nil {
 		return err
 	}
 	changed := func(ent indexEntry, other []indexEntry) bool {
 		for _, o := range other {
 			if o.ix == ent.ix {
-				return !bytes.Equal(o.key, ent.key)
+				return !bytes.Equal(o.entryKey(), ent.entryKey())
 			}
 		}
 		return true

@@ -1,0 +1,230 @@
+package ddl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// The change log of an ingest build.
+//
+// If DML wrote the new index's entries while the build runs, the build's
+// sstables would overlap them in the memtable and Pebble would put all of
+// them in L0 and compact them again right after the build, under the
+// workload. So from delete-only to the end of the ingest, DML writes no
+// entry of the index: it records the handle of every row it changes in
+// the index's change log, a key range of its own (an index ID taken from
+// the table, catalog.Index.ChangeLogID), and leaves the index's range to
+// the build. Then:
+//
+//  1. Merging: the index is marked so that DML writes its entries itself
+//     again (and logs nothing); the step waits until every transaction
+//     runs with that schema version.
+//  2. Every logged row is brought up to date, in transactions: the
+//     entries of its version at the snapshot S (what the ingest wrote) that
+//     its current version no longer has are deleted (a unique entry only if
+//     it still points at this row), and the current version's entries are
+//     written.
+//  3. Unique indexes are validated, the index goes public, and the log is
+//     cleared with a range deletion.
+//
+// Why nothing is lost or stale: a row whose last change committed before
+// S has the right entry from the ingest. A row changed after S was changed
+// by a transaction that either logged it (it ran in a state before
+// merging) and is fixed in step 2 from its current version, or wrote its
+// entries itself (merging state), deleting the entry of the version it
+// read. A transaction that changes a row while step 2 rewrites it writes
+// one of the same entry keys as step 2 (the entry of the version both
+// read), so first-committer-wins makes one of them retry with the other's
+// result.
+
+// mergeChangeLogs runs steps 1 to 3 above up to the public state.
+func (m *Manager) mergeChangeLogs(ctx context.Context, id int64) error {
+	j, _ := m.snapshot(id)
+	logged := false
+	for _, spec := range j.Indexes {
+		logged = logged || spec.ChangeLogID != 0
+	}
+	if logged {
+		err := m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+			if t == nil {
+				return errNoTable(j)
+			}
+			for _, spec := range j.Indexes {
+				if _, ix := findIndex(t, spec.ID); ix != nil {
+					ix.Merging = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		m.setPhase(id, "merge")
+		release := m.store.HoldSafePoint(j.IngestTS, fmt.Sprintf("ddl job %d merge", id))
+		defer release()
+		for _, spec := range j.Indexes {
+			if spec.ChangeLogID == 0 {
+				continue
+			}
+			if err := m.mergeChangeLog(ctx, j, spec); err != nil {
+				return err
+			}
+		}
+	}
+	m.setPhase(id, "validate")
+	ids := make([]int64, len(j.Indexes))
+	for i, spec := range j.Indexes {
+		ids[i] = spec.ID
+	}
+	err := m.validateUnique(ctx, j, ids)
+	m.setPhase(id, "")
+	m.update(id, func(j *Job) { j.Comment = "" })
+	return err
+}
+
+// mergeChangeLog brings the entries of one index's logged rows up to date,
+// a batch of rows per transaction.
+func (m *Manager) mergeChangeLog(ctx context.Context, j *Job, spec IndexSpec) error {
+	t, ok := m.cat.Current().TableByID(j.TableID)
+	if !ok {
+		return errNoTable(j)
+	}
+	logPrefix := codec.IndexPrefix(j.TableID, spec.ChangeLogID)
+	from, end := logPrefix, codec.PrefixEnd(logPrefix)
+	batches := 0
+	defer func() { m.log.Info("ddl change log merged", "job", j.ID, "index", spec.Name, "batches", batches) }()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var next []byte
+		var err error
+		for attempt := 0; ; attempt++ {
+			next, err = m.mergeBatch(j, t, spec, from, end)
+			if !errors.Is(err, kv.ErrWriteConflict) {
+				break
+			}
+			if err := sleepCtx(ctx, time.Duration(1<<min(attempt, 7))*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		if err != nil || next == nil {
+			return err
+		}
+		batches++
+		from = next
+	}
+}
+
+const mergeBatchRows = 256
+
+// mergeBatch merges the logged rows from key from on, up to a batch; it
+// returns where the next batch starts, or nil at the end of the log.
+func (m *Manager) mergeBatch(j *Job, t *catalog.Table, spec IndexSpec, from, end []byte) ([]byte, error) {
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	snap, err := m.store.BeginAt(j.IngestTS)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Rollback()
+	var handles []int64
+	var last []byte
+	it := txn.NewIter(from, end, false)
+	for ; it.Valid() && len(handles) < mergeBatchRows; it.Next() {
+		_, _, rest, err := codec.DecodeIndexPrefix(it.Key())
+		if err == nil {
+			var h int64
+			if h, err = codec.DecodeHandle(rest); err == nil {
+				handles = append(handles, h)
+			}
+		}
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		last = append(last[:0], it.Key()...)
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil || len(handles) == 0 {
+		return nil, err
+	}
+	ids := []int64{spec.ID}
+	entriesAt := func(r *kv.Txn, h int64) ([]Entry, error) {
+		v, found, err := r.Get(codec.RecordKey(j.TableID, h))
+		if err != nil || !found {
+			return nil, err
+		}
+		return m.indexer.Entries(j.DBName, t, ids, h, v)
+	}
+	for _, h := range handles {
+		old, err := entriesAt(snap, h)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := entriesAt(txn, h)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range old {
+			if hasEntry(cur, e.Key) {
+				continue
+			}
+			if e.Unique {
+				v, found, err := txn.Get(e.Key)
+				if err != nil {
+					return nil, err
+				}
+				if other, derr := codec.DecodeHandle(v); !found || derr != nil || other != h {
+					continue // gone, or another row's now
+				}
+			}
+			if err := txn.Delete(e.Key); err != nil {
+				return nil, err
+			}
+		}
+		// A unique entry another row holds is written over all the same:
+		// if that row still has the value, validation finds the duplicate.
+		for _, e := range cur {
+			if err := txn.Set(e.Key, e.Value); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := txn.Commit(); err != nil {
+		return nil, err
+	}
+	return append(last, 0), nil
+}
+
+func hasEntry(ents []Entry, key []byte) bool {
+	for _, e := range ents {
+		if string(e.Key) == string(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// clearChangeLogs drops the job's change logs: no transaction writes
+// them any more (the index is public, or absent, in every live schema
+// version).
+func (m *Manager) clearChangeLogs(j *Job) error {
+	for _, spec := range j.Indexes {
+		if spec.ChangeLogID == 0 {
+			continue
+		}
+		p := codec.IndexPrefix(j.TableID, spec.ChangeLogID)
+		if err := m.store.ClearRange(p, codec.PrefixEnd(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
