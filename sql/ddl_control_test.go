@@ -429,3 +429,61 @@ func TestIngestSpillsWithinDiskQuota(t *testing.T) {
 	_, err := db.Exec("ALTER TABLE t ADD UNIQUE INDEX c_u (c)")
 	expectErr(t, err, 1062, "Duplicate entry 'v1' for key 't.c_u'")
 }
+
+// TestChangeLogMergeAfterIngest stops an ingest build right after its
+// sstables are in (reorgdb_ddl_test_stall_phase=ingested), changes rows
+// in every way that makes an ingested entry stale or missing, and checks
+// that the finished indexes hold exactly the current rows: updates of the
+// indexed columns, deletes, inserts, a unique value moved from one row to
+// another, and a row deleted and inserted again under the same id.
+func TestChangeLogMergeAfterIngest(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	loadRows(t, db, 30000)
+	mustExec(t, db, "SET GLOBAL innodb_ddl_buffer_size = 65536")
+	mustExec(t, db, "SET GLOBAL tidb_ddl_disk_quota = 400000")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'ingested'")
+	t.Cleanup(func() {
+		db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+		db.Exec("SET GLOBAL innodb_ddl_buffer_size = 268435456")
+		db.Exec("SET GLOBAL tidb_ddl_disk_quota = 107374182400")
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Exec("ALTER TABLE t ADD INDEX a_idx (a), ADD UNIQUE INDEX c_idx (c)")
+		done <- err
+	}()
+	waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled=ingested") }, "stalled after an ingest")
+	// Rows 0..99 were scanned before the snapshot ended; change them now.
+	mustExec(t, db, "UPDATE t SET a = a + 5000 WHERE id < 50")       // indexed column moves
+	mustExec(t, db, "DELETE FROM t WHERE id >= 50 AND id < 60")      // rows gone
+	mustExec(t, db, "UPDATE t SET c = 'moved' WHERE id = 60")        // frees 'v60' ...
+	mustExec(t, db, "UPDATE t SET c = 'v60' WHERE id = 61")          // ... which another row takes
+	mustExec(t, db, "DELETE FROM t WHERE id = 62")                   // deleted ...
+	mustExec(t, db, "INSERT INTO t VALUES (62, 4242, 'again62')")    // ... and back, changed
+	mustExec(t, db, "INSERT INTO t VALUES (100000, 7, 'new100000')") // a new row
+	mustExec(t, db, "UPDATE t SET id = 200000 WHERE id = 63")        // the row moves
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db, "SELECT id FROM t FORCE INDEX (c_idx) WHERE c = 'v60'", "61")
+	expectRows(t, db, "SELECT id FROM t FORCE INDEX (c_idx) WHERE c = 'v61'")
+	expectRows(t, db, "SELECT id FROM t FORCE INDEX (c_idx) WHERE c = 'again62'", "62")
+	expectRows(t, db, "SELECT id FROM t FORCE INDEX (c_idx) WHERE c = 'v63'", "200000")
+	// a = 7: ids 7, 1007, ..., 29007 less id 7 (moved), plus the new row.
+	expectRows(t, db, "SELECT count(*) FROM t FORCE INDEX (a_idx) WHERE a = 7", "30")
+	expectRows(t, db, "SELECT count(*) FROM t FORCE INDEX (a_idx) WHERE a >= 5000 AND a < 5050", "50")
+	expectRows(t, db, "SELECT count(*) FROM t FORCE INDEX (c_idx) WHERE c IN ('v50', 'v55', 'v59', 'v62')", "0")
+	// The change logs are cleared: only the two indexes' entries remain.
+	var rows int
+	if err := db.QueryRow("SELECT count(*) FROM t").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Engine().CountIndexEntries("app", "t"); n != 2*rows {
+		t.Fatalf("%d index entries for %d rows in 2 indexes: change-log records left behind", n, rows)
+	}
+}
