@@ -217,11 +217,17 @@ func hasEntry(ents []Entry, key []byte) bool {
 // them any more (the index is public, or absent, in every live schema
 // version).
 func (m *Manager) clearChangeLogs(j *Job) error {
+	return m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.ChangeLogID })
+}
+
+// clearIndexRanges drops, with range deletions, the key range of the
+// index ID that id picks from each of the job's indexes (0: none).
+func (m *Manager) clearIndexRanges(j *Job, id func(IndexSpec) int64) error {
 	for _, spec := range j.Indexes {
-		if spec.ChangeLogID == 0 {
+		if id(spec) == 0 {
 			continue
 		}
-		p := codec.IndexPrefix(j.TableID, spec.ChangeLogID)
+		p := codec.IndexPrefix(j.TableID, id(spec))
 		if err := m.store.ClearRange(p, codec.PrefixEnd(p)); err != nil {
 			return err
 		}

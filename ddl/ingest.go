@@ -21,9 +21,10 @@ import (
 // The ingest backfill (TiDB's "fast reorg", MySQL's sort-based build).
 //
 // Once the job's indexes are write-only in every transaction (the metadata
-// lock guarantees it), every DML writes their entries itself. The backfill
-// then only has to add the entries of the rows that existed before, and it
-// does so without transactions:
+// lock guarantees it), every transaction records the rows it changes in
+// the indexes' change logs (see changelog.go). The backfill then only has
+// to add the entries of the rows as they were at one snapshot, and it does
+// so without transactions:
 //
 //  1. S = kv.ReserveTS(): a timestamp no commit uses, with every commit
 //     below it applied. GC is held at S for the life of the job, and S is
@@ -32,22 +33,25 @@ import (
 //     columns, and collect the entries; within the memory budget each
 //     worker's entries are sorted, then merged into sstables whose versions
 //     are stamped S, and ingested.
-//  3. Unique indexes are validated.
+//  3. The change logs are merged: every row changed after S gets its
+//     entries from its current version, and the entries of its version at
+//     S that it no longer has are deleted (changelog.go).
+//  4. Unique indexes are validated.
 //
-// Why the result is exact: an ingested version is at S, so every version a
-// transaction commits after S, put or tombstone, is newer and stays
-// visible; a row changed or deleted after S therefore never shows a stale
-// entry (DML wrote a tombstone or a new entry above S; for unique entries
-// it writes the tombstone even when it found no entry, see sql's
-// deleteEntry). A commit below S is in the snapshot, so its rows get the
-// same entries DML gave them. S is used by no commit, so an ingested
-// version never replaces a transaction's version at the same timestamp.
-// What the ordering cannot settle is uniqueness between a snapshot row and
-// a row a transaction inserted after S before the ingest made the snapshot
-// entry visible: the transaction's newer entry shadows the ingested one.
-// The validation pass, at a timestamp after the ingest, counts each unique
-// index's live entries against the rows; a shortfall is exactly such a
-// duplicate, and the job fails with 1062 (found by re-checking each row).
+// Why the result is exact: a commit below S is in the snapshot, so its
+// rows get the entries DML would have given them. A row changed after S
+// was changed by a transaction that logged it (step 3 fixes it from its
+// current version) or, once the indexes are merging, that wrote their
+// entries itself above S. Versions written after S, puts or tombstones,
+// are newer than the ingested ones and stay visible; S is used by no
+// commit, so an ingested version never replaces a transaction's version
+// at the same timestamp, and a resumed job that ingests a range again
+// writes the same versions. What the ordering cannot settle is uniqueness
+// between a snapshot row and a row changed after S: step 3 writes the
+// newer row's entry over the older one's, and the validation pass, at a
+// timestamp after the merge, checks that every row's unique entries point
+// at it; a row whose entry points elsewhere is such a duplicate, and the
+// job fails with 1062.
 
 // ingestBackfill fills the job's indexes by sorted ingestion; see above.
 func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {

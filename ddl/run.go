@@ -353,17 +353,11 @@ func (m *Manager) rollback(ctx context.Context, id int64) error {
 		}
 	}
 	j, _ = m.snapshot(id)
-	for _, spec := range j.Indexes {
-		if spec.ID == 0 {
-			continue
-		}
-		// The index is absent in every live schema version (the step
-		// waited out older ones) and its ID is never reused: drop its
-		// entries at once, outside MVCC.
-		p := codec.IndexPrefix(j.TableID, spec.ID)
-		if err := m.store.ClearRange(p, codec.PrefixEnd(p)); err != nil {
-			return err
-		}
+	// The indexes are absent in every live schema version (the step
+	// waited out older ones) and their IDs are never reused: drop their
+	// entries at once, outside MVCC.
+	if err := m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.ID }); err != nil {
+		return err
 	}
 	if err := m.clearChangeLogs(j); err != nil {
 		return err

@@ -401,9 +401,7 @@ func TestIngestSpillsWithinDiskQuota(t *testing.T) {
 	db := s.DB("app")
 	loadRows(t, db, 30000)
 	setMode(t, db, "ingest")
-	mustExec(t, db, "SET GLOBAL innodb_ddl_buffer_size = 65536")
-	mustExec(t, db, "SET GLOBAL tidb_ddl_disk_quota = 400000")
-	defer db.Exec("SET GLOBAL tidb_ddl_disk_quota = 107374182400")
+	smallIngestBudgets(t, db)
 	mustExec(t, db, "ALTER TABLE t ADD INDEX c_idx (c), ADD UNIQUE INDEX ac (a, c)")
 	var spilled, ingested, peak int64
 	if err := db.QueryRow("SELECT spilled_bytes, ingested_bytes, peak_temp_bytes FROM information_schema.ddl_jobs").Scan(&spilled, &ingested, &peak); err != nil {
@@ -440,14 +438,9 @@ func TestChangeLogMergeAfterIngest(t *testing.T) {
 	s := testserver.Start(t)
 	db := s.DB("app")
 	loadRows(t, db, 30000)
-	mustExec(t, db, "SET GLOBAL innodb_ddl_buffer_size = 65536")
-	mustExec(t, db, "SET GLOBAL tidb_ddl_disk_quota = 400000")
+	smallIngestBudgets(t, db)
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'ingested'")
-	t.Cleanup(func() {
-		db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
-		db.Exec("SET GLOBAL innodb_ddl_buffer_size = 268435456")
-		db.Exec("SET GLOBAL tidb_ddl_disk_quota = 107374182400")
-	})
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
 	done := make(chan error, 1)
 	go func() {
 		_, err := db.Exec("ALTER TABLE t ADD INDEX a_idx (a), ADD UNIQUE INDEX c_idx (c)")
@@ -486,4 +479,16 @@ func TestChangeLogMergeAfterIngest(t *testing.T) {
 	if n := s.Engine().CountIndexEntries("app", "t"); n != 2*rows {
 		t.Fatalf("%d index entries for %d rows in 2 indexes: change-log records left behind", n, rows)
 	}
+}
+
+// smallIngestBudgets sets a 64 KiB sort buffer and a 400 KB disk quota,
+// so that an ingest build of a few thousand rows spills and ingests many
+// times; the defaults come back when the test ends.
+func smallIngestBudgets(t *testing.T, db *sql.DB) {
+	mustExec(t, db, "SET GLOBAL innodb_ddl_buffer_size = 65536")
+	mustExec(t, db, "SET GLOBAL tidb_ddl_disk_quota = 400000")
+	t.Cleanup(func() {
+		db.Exec("SET GLOBAL innodb_ddl_buffer_size = 268435456")
+		db.Exec("SET GLOBAL tidb_ddl_disk_quota = 107374182400")
+	})
 }
