@@ -66,6 +66,9 @@ func (m *Manager) mergeChangeLogs(ctx context.Context, id int64) error {
 			return err
 		}
 		m.setPhase(id, "merge")
+		if err := m.stall(ctx, id, "merge"); err != nil {
+			return err
+		}
 		release := m.store.HoldSafePoint(j.IngestTS, fmt.Sprintf("ddl job %d merge", id))
 		defer release()
 		for _, spec := range j.Indexes {

@@ -200,11 +200,12 @@ func TestCrashResumesFromCheckpoint(t *testing.T) {
 
 // TestIngestCrashInEveryPhase SIGKILLs the server while an ingest build,
 // after its first ingest, is in each phase: scanning, sorting, spilling,
-// with sstables written but not ingested, and ingested but not yet
-// checkpointed. Each time the job resumes, finishes with a consistent
-// index and leaves no temp file.
+// with sstables written but not ingested, ingested but not yet
+// checkpointed, and merging the change logs, each time after some
+// committed DML. Each time the job resumes, finishes with a consistent
+// index that has the DML's rows, and leaves no temp file.
 func TestIngestCrashInEveryPhase(t *testing.T) {
-	for _, phase := range []string{"scan", "sort", "spill", "ingest", "ingested"} {
+	for _, phase := range []string{"scan", "sort", "spill", "ingest", "ingested", "merge"} {
 		t.Run(phase, func(t *testing.T) { crashResumes(t, "ingest", phase) })
 	}
 }
@@ -258,6 +259,11 @@ func crashResumes(t *testing.T, mode, stall string) {
 		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+stall+"'")
 		go db.Exec("ALTER TABLE t ADD INDEX a_idx (a), ADD UNIQUE INDEX c_idx (c)")
 		j = waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+stall) }, "stalled at "+stall)
+		// Committed changes the resumed build must reflect: logged while
+		// the build runs, or written into the indexes once merging.
+		mustExec(t, db, "UPDATE t SET a = a + 3000, c = CONCAT(c, 'x') WHERE id < 20")
+		mustExec(t, db, "DELETE FROM t WHERE id >= 20 AND id < 30")
+		mustExec(t, db, "INSERT INTO t VALUES (90001, 1, 'n90001')")
 	}
 	last := waitJob(t, db, func(x jobRow) bool { return x.id == j.id }, "exists")
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
@@ -293,6 +299,10 @@ func crashResumes(t *testing.T, mode, stall string) {
 		t.Fatal(err)
 	}
 	expectRows(t, db2, "SELECT id FROM t WHERE c = 'v777'", "777")
+	if stall != "" {
+		expectRows(t, db2, "SELECT id FROM t FORCE INDEX (c_idx) WHERE c IN ('v5x', 'v25', 'n90001') ORDER BY id", "5", "90001")
+		expectRows(t, db2, "SELECT count(*) FROM t FORCE INDEX (a_idx) WHERE a >= 3000", "20")
+	}
 	// Nothing of the killed process's, or any earlier, sort files is left.
 	if ents, _ := os.ReadDir(filepath.Join(dir, "ddl-tmp")); len(ents) != 0 {
 		t.Fatalf("temp files left: %v", ents)
