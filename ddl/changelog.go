@@ -127,6 +127,21 @@ func (m *Manager) mergeChangeLog(ctx context.Context, j *Job, spec IndexSpec) er
 
 const mergeBatchRows = 256
 
+// merging says whether the job's indexes are in the merging state, where
+// transactions write their entries.
+func (m *Manager) merging(j *Job) bool {
+	t, ok := m.cat.Current().TableByID(j.TableID)
+	if !ok {
+		return false
+	}
+	for _, spec := range j.Indexes {
+		if _, ix := findIndex(t, spec.ID); ix != nil && ix.Merging {
+			return true
+		}
+	}
+	return false
+}
+
 // mergeBatch merges the logged rows from key from on, up to a batch; it
 // returns where the next batch starts, or nil at the end of the log.
 func (m *Manager) mergeBatch(j *Job, t *catalog.Table, spec IndexSpec, from, end []byte) ([]byte, error) {

@@ -72,9 +72,19 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	probe, err := m.store.BeginAt(j.IngestTS)
 	if err != nil {
 		// The server was down longer than the GC lifetime and history at
-		// S is gone: start over at a new S (entries ingested at the old S
-		// stay correct: anything newer shadows them).
+		// S is gone. The change-log merge needs the rows as they were at
+		// the snapshot of everything ingested, so what was ingested at the
+		// old S goes, and the ingest starts over at a new S. Until the
+		// indexes are merging no transaction writes their key ranges, so
+		// clearing them loses nothing; once merging, transactions do, and
+		// the job can only fail.
+		if m.merging(j) {
+			return &Error{Code: 1105, Msg: fmt.Sprintf("the snapshot of DDL job %d was garbage-collected while the server was down; the job is rolled back, run it again", id)}
+		}
 		m.log.Warn("DDL job restarts its ingest at a new snapshot", "job", id, "err", err)
+		if err := m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.ID }); err != nil {
+			return err
+		}
 		m.update(id, func(j *Job) { j.IngestTS, j.Tasks, j.RowCount = 0, nil, 0 })
 		m.cleanupTasks(id)
 		if err := m.persist(id); err != nil {

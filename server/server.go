@@ -42,6 +42,9 @@ type Config struct {
 	// Users maps user names to passwords; empty means root with no password.
 	Users  map[string]string
 	Logger *slog.Logger
+	// GCLifetime and GCInterval override the store's MVCC garbage
+	// collection defaults (10 minutes, every minute).
+	GCLifetime, GCInterval time.Duration
 }
 
 // Server is a running ReorgDB server.
@@ -75,7 +78,8 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
-	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger})
+	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger,
+		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server"
 )
 
 // jobRow is one row of ADMIN SHOW DDL JOBS.
@@ -501,4 +502,52 @@ func smallIngestBudgets(t *testing.T, db *sql.DB) {
 		db.Exec("SET GLOBAL innodb_ddl_buffer_size = 268435456")
 		db.Exec("SET GLOBAL tidb_ddl_disk_quota = 107374182400")
 	})
+}
+
+// TestIngestRestartsAfterSnapshotCollected: a build paused across a
+// restart holds no GC safe point, so its snapshot can be collected; on
+// resume it starts over at a new snapshot, and what it ingested at the old
+// one, now stale for rows changed since, must not survive into the
+// finished index.
+func TestIngestRestartsAfterSnapshotCollected(t *testing.T) {
+	dir := t.TempDir()
+	gcByHand := func(c *server.Config) { c.GCLifetime, c.GCInterval = time.Millisecond, -1 }
+	s := testserver.StartConfig(t, dir, gcByHand)
+	db := s.DB("app")
+	loadRows(t, db, 30000)
+	smallIngestBudgets(t, db)
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'ingested'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	go db.Exec("ALTER TABLE t ADD INDEX a_idx (a), ADD UNIQUE INDEX c_idx (c)")
+	j := waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled=ingested") }, "stalled after an ingest")
+	// Rows whose entries the first ingest wrote change while the build runs.
+	mustExec(t, db, "UPDATE t SET a = a + 3000, c = CONCAT(c, 'x') WHERE id < 20")
+	mustExec(t, db, "DELETE FROM t WHERE id >= 20 AND id < 30")
+	mustExec(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id))
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
+	old, _ := s.Engine().DDL.Job(j.id)
+	db.Close()
+	s.Close()
+
+	s = testserver.StartConfig(t, dir, gcByHand)
+	db = s.DB("app")
+	store := s.Engine().Store()
+	time.Sleep(5 * time.Millisecond)
+	if _, err := store.RunGC(); err != nil {
+		t.Fatal(err)
+	}
+	if sp := store.SafePoint(); sp <= old.IngestTS {
+		t.Fatalf("GC safe point %d did not pass the paused build's snapshot %d", sp, old.IngestTS)
+	}
+	mustExec(t, db, fmt.Sprintf("ADMIN RESUME DDL JOBS %d", j.id))
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "synced" }, "finished")
+	if now, _ := s.Engine().DDL.Job(j.id); now.IngestTS == old.IngestTS {
+		t.Fatalf("the build kept its collected snapshot %d", old.IngestTS)
+	}
+	if _, err := db.Exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db, "SELECT count(*) FROM t FORCE INDEX (c_idx) WHERE c IN ('v5', 'v25', 'v5x')", "1")
+	expectRows(t, db, "SELECT count(*) FROM t FORCE INDEX (a_idx) WHERE a >= 3000", "20")
 }

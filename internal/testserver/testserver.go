@@ -30,24 +30,33 @@ func Start(t testing.TB) *Server {
 // StartDir runs a server on dir (which may hold an earlier server's data),
 // without fsync on commit: a killed process keeps its commits only if the
 // OS had them, so crash tests use StartDurable.
-func StartDir(t testing.TB, dir string) *Server { return start(t, dir, true) }
+func StartDir(t testing.TB, dir string) *Server { return start(t, dir, true, nil) }
 
 // StartDurable is StartDir with durable commits.
-func StartDurable(t testing.TB, dir string) *Server { return start(t, dir, false) }
+func StartDurable(t testing.TB, dir string) *Server { return start(t, dir, false, nil) }
 
-func start(t testing.TB, dir string, noSync bool) *Server {
+// StartConfig is StartDir with changes to the server's configuration.
+func StartConfig(t testing.TB, dir string, mod func(*server.Config)) *Server {
+	return start(t, dir, true, mod)
+}
+
+func start(t testing.TB, dir string, noSync bool, mod func(*server.Config)) *Server {
 	t.Helper()
 	level := slog.LevelWarn
 	if os.Getenv("REORGDB_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	s, err := server.Start(server.Config{
+	cfg := server.Config{
 		DataDir:    dir,
 		Port:       0,
 		StatusPort: 0,
 		NoSync:     noSync,
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
-	})
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := server.Start(cfg)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
