@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -603,12 +604,21 @@ func displayVals(vals []any) string {
 // row has its own entry in each unique index of the job: an entry that
 // belongs to another row is a duplicate between a snapshot row and a row
 // a transaction inserted before the snapshot's entries were visible.
+//
+// A first pass compares, per unique index, the number and a sum of hashes
+// of the entries the rows call for with those the index holds, in two
+// sequential scans: equal, there is no duplicate (two rows calling for one
+// key cannot both be matched). Only otherwise does the second pass look up
+// each row's entries, which reads the index in random order, to name the
+// duplicate.
 func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error {
-	unique := false
+	var uniqueIDs []int64
 	for _, spec := range j.Indexes {
-		unique = unique || spec.Unique
+		if spec.Unique {
+			uniqueIDs = append(uniqueIDs, spec.ID)
+		}
 	}
-	if !unique {
+	if len(uniqueIDs) == 0 {
 		return nil
 	}
 	s := m.cat.Current()
@@ -618,6 +628,9 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 	}
 	txn := m.store.Begin()
 	defer txn.Rollback()
+	if same, err := m.sameEntrySums(ctx, txn, j, t, uniqueIDs); err != nil || same {
+		return err
+	}
 	p := codec.RecordPrefix(j.TableID)
 	it := txn.NewIter(p, codec.PrefixEnd(p), false)
 	defer it.Close()
@@ -651,6 +664,69 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 		}
 	}
 	return it.Err()
+}
+
+// sameEntrySums says whether the indexes ids hold exactly the entries the
+// table's rows call for, at txn's snapshot (up to a 64-bit hash collision).
+func (m *Manager) sameEntrySums(ctx context.Context, txn *kv.Txn, j *Job, t *catalog.Table, ids []int64) (bool, error) {
+	type sum struct {
+		n int
+		h uint64
+	}
+	seed := maphash.MakeSeed()
+	hash := func(k, v []byte) uint64 {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		h.Write(k)
+		h.WriteByte(0)
+		h.Write(v)
+		return h.Sum64()
+	}
+	want := make([]sum, len(ids))
+	enc, err := m.indexer.NewEncoder(j.DBName, t, ids)
+	if err != nil {
+		return false, err
+	}
+	emit := func(ix int, k, v []byte) error {
+		want[ix].n++
+		want[ix].h += hash(k, v)
+		return nil
+	}
+	p := codec.RecordPrefix(j.TableID)
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	defer it.Close()
+	for n := 0; it.Valid(); it.Next() {
+		if n++; n&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return false, err
+		}
+		if err := enc.Encode(h, it.Value(), emit); err != nil {
+			return false, err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return false, err
+	}
+	for i, id := range ids {
+		var got sum
+		ip := codec.IndexPrefix(j.TableID, id)
+		iit := txn.NewIter(ip, codec.PrefixEnd(ip), false)
+		for ; iit.Valid(); iit.Next() {
+			got.n++
+			got.h += hash(iit.Key(), iit.Value())
+		}
+		err := iit.Err()
+		iit.Close()
+		if err != nil || got != want[i] {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // removeTempDir clears the ingest temp dir (files of a job that crashed).
