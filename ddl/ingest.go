@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -631,16 +630,8 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 	if same, err := m.sameEntrySums(ctx, txn, j, t, uniqueIDs); err != nil || same {
 		return err
 	}
-	p := codec.RecordPrefix(j.TableID)
-	it := txn.NewIter(p, codec.PrefixEnd(p), false)
-	defer it.Close()
-	for n := 0; it.Valid(); it.Next() {
-		if n++; n&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		h, ents, err := m.rowEntries(j, t, ids, it.Key(), it.Value())
+	return forEachRecord(ctx, txn, j.TableID, func(h int64, value []byte) error {
+		ents, err := m.indexer.Entries(j.DBName, t, ids, h, value)
 		if err != nil {
 			return err
 		}
@@ -662,63 +653,32 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 				return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Display, j.TableName, name)}
 			}
 		}
-	}
-	return it.Err()
+		return nil
+	})
 }
 
 // sameEntrySums says whether the indexes ids hold exactly the entries the
-// table's rows call for, at txn's snapshot (up to a 64-bit hash collision).
+// table's rows call for, at txn's snapshot (see codec.EntrySum).
 func (m *Manager) sameEntrySums(ctx context.Context, txn *kv.Txn, j *Job, t *catalog.Table, ids []int64) (bool, error) {
-	type sum struct {
-		n int
-		h uint64
-	}
-	seed := maphash.MakeSeed()
-	hash := func(k, v []byte) uint64 {
-		var h maphash.Hash
-		h.SetSeed(seed)
-		h.Write(k)
-		h.WriteByte(0)
-		h.Write(v)
-		return h.Sum64()
-	}
-	want := make([]sum, len(ids))
+	want := make([]codec.EntrySum, len(ids))
 	enc, err := m.indexer.NewEncoder(j.DBName, t, ids)
 	if err != nil {
 		return false, err
 	}
 	emit := func(ix int, k, v []byte) error {
-		want[ix].n++
-		want[ix].h += hash(k, v)
+		want[ix].Add(k, v)
 		return nil
 	}
-	p := codec.RecordPrefix(j.TableID)
-	it := txn.NewIter(p, codec.PrefixEnd(p), false)
-	defer it.Close()
-	for n := 0; it.Valid(); it.Next() {
-		if n++; n&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return false, err
-			}
-		}
-		_, h, err := codec.DecodeRecordKey(it.Key())
-		if err != nil {
-			return false, err
-		}
-		if err := enc.Encode(h, it.Value(), emit); err != nil {
-			return false, err
-		}
-	}
-	if err := it.Err(); err != nil {
+	err = forEachRecord(ctx, txn, j.TableID, func(h int64, value []byte) error { return enc.Encode(h, value, emit) })
+	if err != nil {
 		return false, err
 	}
 	for i, id := range ids {
-		var got sum
+		var got codec.EntrySum
 		ip := codec.IndexPrefix(j.TableID, id)
 		iit := txn.NewIter(ip, codec.PrefixEnd(ip), false)
 		for ; iit.Valid(); iit.Next() {
-			got.n++
-			got.h += hash(iit.Key(), iit.Value())
+			got.Add(iit.Key(), iit.Value())
 		}
 		err := iit.Err()
 		iit.Close()
@@ -727,6 +687,29 @@ func (m *Manager) sameEntrySums(ctx context.Context, txn *kv.Txn, j *Job, t *cat
 		}
 	}
 	return true, nil
+}
+
+// forEachRecord calls fn with the handle and value of every row of a
+// table at txn's snapshot, and stops early when ctx ends.
+func forEachRecord(ctx context.Context, txn *kv.Txn, tableID int64, fn func(h int64, value []byte) error) error {
+	p := codec.RecordPrefix(tableID)
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	defer it.Close()
+	for n := 0; it.Valid(); it.Next() {
+		if n++; n&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return err
+		}
+		if err := fn(h, it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Err()
 }
 
 // removeTempDir clears the ingest temp dir (files of a job that crashed).

@@ -3,7 +3,6 @@ package sql
 import (
 	"bytes"
 	"fmt"
-	"hash/maphash"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -64,33 +63,17 @@ func checkTable(txn *kv.Txn, m *tableMeta, only string) error {
 	return fmt.Errorf("indexes of %s: entries differ from what the rows call for", m.def.Name)
 }
 
-type entrySum struct {
-	n   int
-	sum uint64
-}
-
-func (s *entrySum) add(seed maphash.Seed, key, value []byte) {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	h.Write(key)
-	h.WriteByte(0)
-	h.Write(value)
-	s.n++
-	s.sum += h.Sum64()
-}
-
 // sameChecksums says whether every index holds exactly the entries the
 // rows call for (up to a 64-bit hash collision).
 func sameChecksums(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool) (bool, error) {
-	seed := maphash.MakeSeed()
-	expect := map[int64]*entrySum{}
+	expect := map[int64]*codec.EntrySum{}
 	for _, ix := range m.indexes {
 		if want(ix) {
-			expect[ix.def.ID] = &entrySum{}
+			expect[ix.def.ID] = &codec.EntrySum{}
 		}
 	}
 	err := forEachRowEntry(txn, m, want, func(_ int64, ent indexEntry) error {
-		expect[ent.ix.def.ID].add(seed, ent.key, ent.value)
+		expect[ent.ix.def.ID].Add(ent.key, ent.value)
 		return nil
 	})
 	if err != nil {
@@ -98,10 +81,10 @@ func sameChecksums(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool) (bool,
 	}
 	for id, exp := range expect {
 		p := codec.IndexPrefix(m.def.ID, id)
-		var got entrySum
+		var got codec.EntrySum
 		iit := txn.NewIter(p, codec.PrefixEnd(p), false)
 		for ; iit.Valid(); iit.Next() {
-			got.add(seed, iit.Key(), iit.Value())
+			got.Add(iit.Key(), iit.Value())
 		}
 		err := iit.Err()
 		iit.Close()

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
@@ -35,9 +34,6 @@ type Engine struct {
 	mdl   *ddl.MDL
 	DDL   *ddl.Manager
 	ddlMu sync.Mutex // serializes the short synchronous schema changes (DROP INDEX)
-	// userTxns counts SQL transactions started: backfills slow down while
-	// it moves (reorgdb_ddl_cpu_share).
-	userTxns atomic.Int64
 }
 
 // Options configure an Engine.
@@ -59,7 +55,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	registerSystemVariables()
 	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: ddl.NewMDL()}
 	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.TempDir, opts.Logger)
-	e.DDL.SetForeground(e.userTxns.Load)
+	e.DDL.SetForeground(e.metrics.started.Load)
 	pro := &Provider{e: e}
 	e.SQL = sqle.NewDefault(pro)
 	e.SQL.Analyzer.Catalog.InfoSchema = &infoSchema{Database: e.SQL.Analyzer.Catalog.InfoSchema, e: e}

@@ -92,7 +92,6 @@ func (s *Session) StartTransaction(ctx *gms.Context, tc gms.TransactionCharacter
 		s.cur.rollback()
 	}
 	s.e.metrics.txnStarted()
-	s.e.userTxns.Add(1)
 	t := &Transaction{e: s.e, readOnly: tc == gms.ReadOnly}
 	s.e.track(t, fmt.Sprintf("connection %d", s.ID()))
 	s.cur = t
