@@ -97,14 +97,14 @@ func (in *Ingester) Add(key, value []byte) error {
 		in.paths = append(in.paths, path)
 		// The fastest block compression: an index build is CPU-bound, and
 		// its keys (sorted, prefix-compressed already) gain little more.
-		in.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
-			TableFormat: in.s.db.TableFormat(),
-			Compression: sstable.FastestCompression,
-			// Bigger blocks than the 4 KiB default: fewer blocks to finish,
-			// compress and index per byte, for files written in one pass.
-			BlockSize:      32 << 10,
-			IndexBlockSize: 256 << 10,
-		})
+		// The store's own comparer, key schema and filters, so that the
+		// files read like the ones Pebble writes itself.
+		wo := in.s.popts.MakeWriterOptions(0, in.s.db.TableFormat())
+		wo.Compression = sstable.FastestCompression
+		// Bigger blocks than the 4 KiB default: fewer blocks to finish,
+		// compress and index per byte, for files written in one pass.
+		wo.BlockSize, wo.IndexBlockSize = 32<<10, 256<<10
+		in.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
 	}
 	in.keyBuf = appendVersionKey(in.keyBuf[:0], key, in.ts)
 	in.valBuf = append(append(in.valBuf[:0], flagPut), value...)

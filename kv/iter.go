@@ -151,18 +151,17 @@ func (m *mvccIter) seekVisibleForward() bool {
 	return ok && bytes.Equal(p, m.prefix)
 }
 
-// skipKeyForward moves past the remaining versions of m.prefix.
+// skipKeyForward moves past the remaining versions of m.prefix: one step
+// for a key with a single version, then NextPrefix, which moves only the
+// levels of the LSM still on this key (a seek would reposition all of them).
 func (m *mvccIter) skipKeyForward() {
-	for range stepsBeforeSeek {
-		if !m.it.Next() {
-			return
-		}
-		if p, _, ok := m.split(); !ok || !bytes.Equal(p, m.prefix) {
-			return
-		}
+	if !m.it.Next() {
+		return
 	}
-	m.seek = appendPrefixEnd(m.seek[:0], m.prefix)
-	m.it.SeekGE(m.seek)
+	if p, _, ok := m.split(); !ok || !bytes.Equal(p, m.prefix) {
+		return
+	}
+	m.it.NextPrefix()
 }
 
 // settleReverse finds the last visible live key at or before the current

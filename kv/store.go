@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -55,6 +56,7 @@ var wallClock = func() uint64 { return uint64(time.Now().UnixNano()) }
 // Store is a transactional MVCC key-value store. It is safe for concurrent use.
 type Store struct {
 	db        *pebble.DB
+	popts     *pebble.Options // for writers of ingested sstables
 	log       *slog.Logger
 	writeOpts *pebble.WriteOptions
 	lifetime  time.Duration
@@ -127,6 +129,7 @@ func Open(opts Options) (*Store, error) {
 	defer cache.Unref()
 	popts := &pebble.Options{
 		Cache:              cache,
+		Comparer:           comparer,
 		FormatMajorVersion: pebble.FormatNewest,
 		// L0 and memtable settings follow Pebble's own tuned configuration
 		// (cmd/pebble): compact L0 early but only stall writes at extreme
@@ -136,10 +139,14 @@ func Open(opts Options) (*Store, error) {
 		LBaseMaxBytes:               64 << 20,
 		MemTableSize:                64 << 20,
 		MemTableStopWritesThreshold: 4,
-		// Bloom filters are left off: with the default comparer Split is the
-		// identity, so a filter keyed on whole versioned keys could never
-		// answer "does user key K exist" and would only cost space.
 		Logger: pebbleLogger{opts.Logger},
+	}
+	// Filters are keyed on user keys (comparer.Split), so a point read
+	// skips every sstable without a version of its key; L0 included, where
+	// a hot key's recent versions and everything else flushed meet.
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		popts.Levels[i].FilterType = pebble.TableFilter
 	}
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {
@@ -148,6 +155,7 @@ func Open(opts Options) (*Store, error) {
 
 	s := &Store{
 		db:       db,
+		popts:    popts.Clone(),
 		log:      opts.Logger,
 		lifetime: opts.GCLifetime,
 		live:     make(map[uint64]int),
@@ -155,6 +163,7 @@ func Open(opts Options) (*Store, error) {
 		stopGC:   make(chan struct{}),
 		metrics:  newMetrics(),
 	}
+	s.popts.EnsureDefaults()
 	s.hwmCond.L = &s.mu
 	s.latches.init()
 	if opts.NoSync {

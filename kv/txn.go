@@ -89,13 +89,11 @@ func (t *Txn) Get(key []byte) (value []byte, found bool, err error) {
 			return nil, false, err
 		}
 	}
-	// The lower bound is the newest version visible at startTS, so the first
-	// key within bounds, if any, is the answer.
+	// The first version of key at or below startTS is the answer. A prefix
+	// seek consults the sstables' bloom filters and never leaves the key.
 	t.lo = appendVersionKey(t.lo[:0], key, t.startTS)
-	t.hi = appendPrefixEnd(t.hi[:0], t.lo[:len(t.lo)-tsLen])
 	it := t.pointIter
-	it.SetBounds(t.lo, t.hi)
-	if !it.First() {
+	if !it.SeekPrefixGE(t.lo) {
 		return nil, false, it.Error()
 	}
 	v, err := it.ValueAndErr()
@@ -271,12 +269,10 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 	if err != nil {
 		return 0, err
 	}
-	var lo, hi []byte
+	var lo []byte
 	for _, w := range writes {
 		lo = appendPrefix(lo[:0], w.key)
-		hi = appendPrefixEnd(hi[:0], lo)
-		it.SetBounds(lo, hi)
-		if !it.First() {
+		if !it.SeekPrefixGE(lo) {
 			continue
 		}
 		_, ts, kerr := splitVersionKey(it.Key())

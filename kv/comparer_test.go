@@ -1,0 +1,77 @@
+package kv
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestComparerAgreesWithLayout checks the comparer against the physical
+// layout: Split finds the version prefix of every version key and of no
+// other key, and compareKeys orders every key the store writes or bounds
+// iterators with exactly as bytes do.
+func TestComparerAgreesWithLayout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{0x00, 0x01, 0x02, 0xFE, 0xFF, 'a'}
+	userKey := func() []byte {
+		k := make([]byte, rng.IntN(12))
+		for i := range k {
+			k[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return k
+	}
+	tss := []uint64{0, 1, 255, 256, 1 << 40, 1<<63 + 5, ^uint64(0) - 1, ^uint64(0)}
+	var keys [][]byte
+	kinds := map[string]bool{} // which keys are version keys
+	for range 300 {
+		k := userKey()
+		p := appendPrefix(nil, k)
+		for range 2 {
+			ts := tss[rng.IntN(len(tss))]
+			v := appendVersionKey(nil, k, ts)
+			if got := splitKey(v); got != len(p) {
+				t.Fatalf("splitKey(%x) = %d, want %d", v, got, len(p))
+			}
+			keys = append(keys, v)
+			kinds[string(v)] = true
+		}
+		// Bounds: iterator bounds, their ends, range-deletion bounds.
+		for _, b := range [][]byte{p, appendPrefixEnd(nil, p), appendEscaped(nil, k)} {
+			if got := splitKey(b); got != len(b) {
+				t.Fatalf("splitKey(bound %x) = %d, want %d", b, got, len(b))
+			}
+			keys = append(keys, b)
+		}
+	}
+	for _, m := range [][]byte{hwmKey, safePointKey, metaKey("x\x00\x01abcdefgh")} {
+		if got := splitKey(m); got != len(m) {
+			t.Fatalf("splitKey(meta %q) = %d, want %d", m, got, len(m))
+		}
+		keys = append(keys, m)
+	}
+	for _, a := range keys {
+		for _, b := range keys {
+			if got, want := compareKeys(a, b), bytes.Compare(a, b); got != want {
+				t.Fatalf("compareKeys(%x, %x) = %d, bytes say %d", a, b, got, want)
+			}
+		}
+	}
+	// The immediate successor of a key's prefix, which Pebble builds to skip
+	// a key's versions, sorts after all of them and before any other key.
+	for _, a := range keys {
+		if !kinds[string(a)] {
+			continue
+		}
+		pa := a[:splitKey(a)]
+		succ := comparer.ImmediateSuccessor(nil, pa)
+		for _, b := range keys {
+			if !kinds[string(b)] {
+				continue
+			}
+			same := bytes.Equal(b[:splitKey(b)], pa)
+			if c := compareKeys(succ, b); same && c <= 0 || !same && bytes.Compare(pa, b) < 0 && c >= 0 {
+				t.Fatalf("successor %x of %x misplaced against %x (%d)", succ, pa, b, c)
+			}
+		}
+	}
+}
