@@ -31,13 +31,21 @@ type Options struct {
 	GCLifetime time.Duration // default 10*time.Minute when zero
 	GCInterval time.Duration // how often background GC runs; default 1*time.Minute when zero; negative disables background GC
 	Logger     *slog.Logger  // may be nil -> slog.Default()
-	CacheSize  int64         // Pebble block cache bytes; default 128 MiB when zero
+	// CacheSize bounds Pebble's block cache together with the memtables,
+	// which Pebble charges to the cache: what is left for blocks is
+	// CacheSize minus the memtables alive (up to two MemTableSize). Default
+	// 128 MiB when zero.
+	CacheSize int64
+	// MemTableSize is the size of one memtable; default 32 MiB (at most a
+	// quarter of CacheSize) when zero.
+	MemTableSize int64
 }
 
 const (
 	defaultGCLifetime = 10 * time.Minute
 	defaultGCInterval = time.Minute
 	defaultCacheSize  = 128 << 20
+	defaultMemTable   = 32 << 20
 
 	// hwmLead is how far ahead of the timestamps handed out the persisted
 	// high-water mark is pushed. After a crash the oracle restarts above the
@@ -124,6 +132,15 @@ func Open(opts Options) (*Store, error) {
 	if opts.CacheSize <= 0 {
 		opts.CacheSize = defaultCacheSize
 	}
+	if opts.MemTableSize <= 0 {
+		opts.MemTableSize = min(defaultMemTable, opts.CacheSize/4)
+	}
+	if opts.CacheSize < 3*opts.MemTableSize {
+		// Otherwise the memtables' charge leaves no room for blocks, and
+		// every read goes to the file system.
+		return nil, fmt.Errorf("kv: cache size %d MiB must be at least three memtables (%d MiB)",
+			opts.CacheSize>>20, 3*opts.MemTableSize>>20)
+	}
 
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref()
@@ -137,9 +154,9 @@ func Open(opts Options) (*Store, error) {
 		L0CompactionThreshold:       2,
 		L0StopWritesThreshold:       1000,
 		LBaseMaxBytes:               64 << 20,
-		MemTableSize:                64 << 20,
+		MemTableSize:                uint64(opts.MemTableSize),
 		MemTableStopWritesThreshold: 4,
-		Logger: pebbleLogger{opts.Logger},
+		Logger:                      pebbleLogger{opts.Logger},
 	}
 	// Filters are keyed on user keys (comparer.Split), so a point read
 	// skips every sstable without a version of its key; L0 included, where

@@ -45,6 +45,9 @@ type Config struct {
 	// GCLifetime and GCInterval override the store's MVCC garbage
 	// collection defaults (10 minutes, every minute).
 	GCLifetime, GCInterval time.Duration
+	// CacheSize and MemTableSize size the store's memory (kv.Options);
+	// zero keeps its defaults.
+	CacheSize, MemTableSize int64
 }
 
 // Server is a running ReorgDB server.
@@ -79,7 +82,8 @@ func Start(cfg Config) (*Server, error) {
 		cfg.Host = "127.0.0.1"
 	}
 	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger,
-		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval})
+		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval,
+		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

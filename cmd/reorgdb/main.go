@@ -45,6 +45,7 @@ func serveCmd() *cobra.Command {
 	var cfg server.Config
 	var users []string
 	var logLevel string
+	var cacheMiB, memtableMiB int64
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the MySQL-protocol server",
@@ -54,6 +55,7 @@ func serveCmd() *cobra.Command {
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.CacheSize, cfg.MemTableSize = cacheMiB<<20, memtableMiB<<20
 			cfg.Users = map[string]string{}
 			for _, u := range users {
 				name, pass, _ := strings.Cut(u, ":")
@@ -85,5 +87,7 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&cfg.NoSync, "no-sync", false, "do not fsync the WAL on commit (a machine crash may lose recent commits)")
 	f.StringArrayVar(&users, "user", nil, "user as name:password (repeatable); default root with an empty password")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.Int64Var(&cacheMiB, "cache-size", 128, "MiB of memory for the block cache and memtables together")
+	f.Int64Var(&memtableMiB, "memtable-size", 32, "MiB per memtable (at most a third of --cache-size)")
 	return cmd
 }
