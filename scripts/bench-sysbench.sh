@@ -8,11 +8,11 @@ SECS=${2:-60}
 THREADS=${3:-4}
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-bench.XXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; cp "$WORK"/*.log /tmp/ 2>/dev/null; rm -rf "$WORK"' EXIT
 
 go build -o "$WORK/reorgdb" ./cmd/reorgdb
 
-peak_rss_mib() { awk '/VmHWM/ {printf "%d", $2/1024}' "/proc/$1/status"; }
+peak_rss_mib() { awk '/VmHWM/ {printf "%d", $2/1024}' "/proc/$1/status" 2>/dev/null || echo "(server gone)"; }
 
 wait_port() {
   for _ in $(seq 1 100); do
