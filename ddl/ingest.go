@@ -15,6 +15,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/internal/malloctrim"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -125,6 +126,15 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		spilled int64
 		pool    = map[int][]*sortBuf{} // each worker's buffers, kept from round to round
 	)
+	// Every goroutine that reads the buffers has been joined by the time
+	// this returns, whatever the path out.
+	defer func() {
+		for _, bufs := range pool {
+			for _, b := range bufs {
+				b.free()
+			}
+		}
+	}()
 	dup := func(k []byte) error { return m.duplicateError(j, k) }
 	// flush merges the sources (runs and/or in-memory buffers) into
 	// non-overlapping sstables, one writer per key range, ingests them
@@ -345,15 +355,16 @@ func (m *Manager) stall(ctx context.Context, id int64, phase string) error {
 	return nil
 }
 
-// While ingest builds hold their sort buffers (hundreds of MiB, free of
-// pointers, so cheap for the collector to mark), the garbage collector
-// runs at a lower target than the server's default, so that the
-// buffers do not come with as much garbage again on top; when the last
-// build ends, the memory goes back to the OS.
+// While ingest builds run, the garbage collector runs at a lower target
+// than the server's default (the sort buffers are outside the Go heap,
+// but the scan's and merge's short-lived garbage is not), and the C heap
+// is trimmed every second; when the last build ends, the memory goes
+// back to the OS.
 var memHolds struct {
 	sync.Mutex
-	n       int
-	percent int
+	n        int
+	percent  int
+	stopTrim chan struct{}
 }
 
 const buildGCPercent = 50
@@ -369,6 +380,12 @@ func holdMemory() (release func()) {
 		// pile up.
 		runtime.GC()
 	}
+	if memHolds.n == 0 {
+		// The snapshot scan churns Pebble's block cache, whose C memory
+		// glibc would keep resident in holes: trim it while builds run.
+		memHolds.stopTrim = make(chan struct{})
+		go trimWhile(memHolds.stopTrim)
+	}
 	memHolds.n++
 	memHolds.Unlock()
 	return func() {
@@ -376,7 +393,24 @@ func holdMemory() (release func()) {
 		defer memHolds.Unlock()
 		if memHolds.n--; memHolds.n == 0 {
 			debug.SetGCPercent(memHolds.percent)
-			go debug.FreeOSMemory()
+			close(memHolds.stopTrim)
+			go func() {
+				debug.FreeOSMemory()
+				malloctrim.Trim()
+			}()
+		}
+	}
+}
+
+func trimWhile(stop chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			malloctrim.Trim()
 		}
 	}
 }

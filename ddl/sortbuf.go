@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // sortBuf holds one worker's entries of one index for a round. Keys and
@@ -13,12 +14,17 @@ import (
 // fixed-size record whose first field is the 8 key bytes after the prefix
 // every key of the buffer shares, so that most comparisons of the sort are
 // one integer comparison and touch no key bytes.
+//
+// Chunks and records are allocated outside the Go heap (mapAnon) and must
+// be given back with free once nothing reads the buffer any more.
 type sortBuf struct {
-	skip   int // length of the prefix all keys share (the index prefix)
-	chunks [][]byte
-	cur    int // the chunk being filled
-	ents   []sortEnt
-	bytes  int64 // accounted memory: key and value bytes plus the record
+	skip    int // length of the prefix all keys share (the index prefix)
+	chunks  [][]byte
+	mapped  []bool // per chunk: from mapAnon (else from the Go heap)
+	cur     int    // the chunk being filled
+	ents    []sortEnt
+	entsMem []byte // the mapping behind ents, nil if on the Go heap
+	bytes   int64  // accounted memory: key and value bytes plus the record
 }
 
 type sortEnt struct {
@@ -41,7 +47,11 @@ func (b *sortBuf) add(k, v []byte) int64 {
 		b.cur++
 	}
 	if b.cur == len(b.chunks) {
-		b.chunks = append(b.chunks, make([]byte, 0, max(sortChunkSize, n)))
+		c, mapped := offHeap(max(sortChunkSize, n))
+		b.chunks, b.mapped = append(b.chunks, c[:0]), append(b.mapped, mapped)
+	}
+	if len(b.ents) == cap(b.ents) {
+		b.growEnts()
 	}
 	last := b.cur
 	c := b.chunks[last]
@@ -53,6 +63,50 @@ func (b *sortBuf) add(k, v []byte) int64 {
 	b.bytes += sz
 	return sz
 }
+
+// offHeap maps n bytes, or allocates them on the Go heap if mapping fails.
+func offHeap(n int) (mem []byte, mapped bool) {
+	if m, err := mapAnon(n); err == nil {
+		return m, true
+	}
+	return make([]byte, n), false
+}
+
+// growEnts doubles the record array in a new mapping and unmaps the old
+// one right away, so growing never leaves garbage behind.
+func (b *sortBuf) growEnts() {
+	n := max(1<<14, 2*cap(b.ents))
+	var ents []sortEnt
+	mem, mapped := offHeap(n * sortEntSize)
+	if mapped {
+		ents = unsafe.Slice((*sortEnt)(unsafe.Pointer(unsafe.SliceData(mem))), n)
+	} else {
+		mem, ents = nil, make([]sortEnt, n)
+	}
+	ents = ents[:len(b.ents)]
+	copy(ents, b.ents)
+	if b.entsMem != nil {
+		unmapAnon(b.entsMem)
+	}
+	b.ents, b.entsMem = ents, mem
+}
+
+// free unmaps the buffer's memory; the buffer must not be used again.
+func (b *sortBuf) free() {
+	for i, c := range b.chunks {
+		if b.mapped[i] {
+			unmapAnon(c[:cap(c)])
+		}
+	}
+	if b.entsMem != nil {
+		unmapAnon(b.entsMem)
+	}
+	b.chunks, b.mapped, b.ents, b.entsMem, b.cur, b.bytes = nil, nil, nil, nil, 0, 0
+}
+
+// The records are laid out in mapped memory by hand.
+var _ [unsafe.Sizeof(sortEnt{}) - sortEntSize]struct{}
+var _ [sortEntSize - unsafe.Sizeof(sortEnt{})]struct{}
 
 // reset empties the buffer and keeps its memory for the next round: the
 // budget's worth of memory is allocated once per job, not once per round.
