@@ -115,6 +115,10 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	// Spilled runs and the sstables merged from them share the temp dir, so
 	// runs may fill half the quota; a round never spills more than that.
 	budget = min(budget, max(quota/2, 1<<16))
+	// The sort buffers displace up to half of Pebble's block cache while
+	// the build holds them: the scan would churn the cache through anyway,
+	// and the server's memory then grows by the budget minus that half.
+	defer m.store.ChargeCache(min(budget, m.store.CacheSize()/2))()
 
 	// tasks is what is checkpointed (ingested); prog is how far the scan
 	// got, which runs ahead while entries wait in memory or in runs.
@@ -367,7 +371,7 @@ var memHolds struct {
 	stopTrim chan struct{}
 }
 
-const buildGCPercent = 50
+const buildGCPercent = 20
 
 func holdMemory() (release func()) {
 	memHolds.Lock()

@@ -48,6 +48,25 @@ func TestBlockCacheSurvivesMemtables(t *testing.T) {
 		t.Fatalf("second pass over the same keys: %d cache hits, %d misses", hits, misses)
 	}
 
+	// Charging the whole cache to other memory leaves no room for blocks;
+	// releasing the charge brings the cache back.
+	pass := func() (hits, misses int64) {
+		b := s.DB().Metrics().BlockCache
+		read()
+		a := s.DB().Metrics().BlockCache
+		return a.Hits - b.Hits, a.Misses - b.Misses
+	}
+	release := s.ChargeCache(s.CacheSize())
+	pass()
+	if hits, misses := pass(); misses < 4*hits {
+		t.Fatalf("with the cache charged away: %d hits, %d misses", hits, misses)
+	}
+	release()
+	pass()
+	if hits, misses := pass(); hits < 4*misses {
+		t.Fatalf("after the charge was released: %d hits, %d misses", hits, misses)
+	}
+
 	if _, err := Open(Options{Dir: t.TempDir(), CacheSize: 64 << 20, MemTableSize: 32 << 20}); err == nil {
 		t.Fatal("a cache smaller than three memtables was accepted")
 	}

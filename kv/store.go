@@ -65,6 +65,7 @@ var wallClock = func() uint64 { return uint64(time.Now().UnixNano()) }
 type Store struct {
 	db        *pebble.DB
 	popts     *pebble.Options // for writers of ingested sstables
+	cache     *pebble.Cache   // the DB holds the reference
 	log       *slog.Logger
 	writeOpts *pebble.WriteOptions
 	lifetime  time.Duration
@@ -173,6 +174,7 @@ func Open(opts Options) (*Store, error) {
 	s := &Store{
 		db:       db,
 		popts:    popts.Clone(),
+		cache:    cache,
 		log:      opts.Logger,
 		lifetime: opts.GCLifetime,
 		live:     make(map[uint64]int),
@@ -248,6 +250,17 @@ func (s *Store) Close() error {
 	defer s.gcMu.Unlock()
 	return s.db.Close()
 }
+
+// ChargeCache charges n bytes of memory held elsewhere to the block cache,
+// which shrinks by as much until release is called, as Pebble does for
+// its memtables: the server's memory stays bounded while, say, an index
+// build holds its sort buffers.
+func (s *Store) ChargeCache(n int64) (release func()) {
+	return s.cache.Reserve(int(n))
+}
+
+// CacheSize is the block cache's size, memtables included.
+func (s *Store) CacheSize() int64 { return s.cache.MaxSize() }
 
 // DB exposes the underlying Pebble instance for metrics and bulk ingestion.
 // Writing to it directly bypasses MVCC.

@@ -23,6 +23,6 @@ func limitMallocArenas() {
 	if err != nil {
 		return
 	}
-	env := append(os.Environ(), "MALLOC_ARENA_MAX=2")
+	env := append(os.Environ(), "MALLOC_ARENA_MAX=1")
 	syscall.Exec(exe, os.Args, env) // returns only on failure: run as we are
 }
