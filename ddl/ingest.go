@@ -115,10 +115,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 	// Spilled runs and the sstables merged from them share the temp dir, so
 	// runs may fill half the quota; a round never spills more than that.
 	budget = min(budget, max(quota/2, 1<<16))
-	// The sort buffers displace up to half of Pebble's block cache while
-	// the build holds them: the scan would churn the cache through anyway,
-	// and the server's memory then grows by the budget minus that half.
-	defer m.store.ChargeCache(min(budget, m.store.CacheSize()/2))()
+	defer m.borrowCache(min(budget, m.store.CacheSize()/2))()
 
 	// tasks is what is checkpointed (ingested); prog is how far the scan
 	// got, which runs ahead while entries wait in memory or in runs.
@@ -403,6 +400,51 @@ func holdMemory() (release func()) {
 				malloctrim.Trim()
 			}()
 		}
+	}
+}
+
+// borrowCache lets the build's sort buffers displace n bytes of Pebble's
+// block cache while no user workload is running, so that the server's
+// memory grows by the budget minus n: the build's own scan reads each
+// block once and gains nothing from the cache. As soon as users are
+// active the cache gets its room back, since their reads do depend on it
+// (plan 1 kept 44% of its TPS with the cache shrunk for the whole build,
+// against 59% without).
+func (m *Manager) borrowCache(n int64) (stop func()) {
+	return whileIdle(m.foregroundActive, func() func() { return m.store.ChargeCache(n) }, foregroundWindow)
+}
+
+// whileIdle holds what take returns whenever active says no, gives it back
+// (calls it) whenever active says yes, checking every period, until stop.
+func whileIdle(active func() bool, take func() (giveBack func()), period time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var giveBack func()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			switch a := active(); {
+			case a && giveBack != nil:
+				giveBack()
+				giveBack = nil
+			case !a && giveBack == nil:
+				giveBack = take()
+			}
+			select {
+			case <-done:
+				if giveBack != nil {
+					giveBack()
+				}
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
 	}
 }
 

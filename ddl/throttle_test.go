@@ -3,6 +3,7 @@ package ddl
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -81,4 +82,45 @@ func TestForegroundNeedsAWorkload(t *testing.T) {
 	if !m.foregroundActive() {
 		t.Fatalf("not active after %d transactions in one window", n)
 	}
+}
+
+// TestWhileIdle checks that the cache is borrowed only while users are
+// idle, given back as soon as they are active, and always given back.
+func TestWhileIdle(t *testing.T) {
+	var active atomic.Bool
+	var held atomic.Int32
+	take := func() func() {
+		if held.Add(1) != 1 {
+			t.Error("taken twice")
+		}
+		return func() { held.Add(-1) }
+	}
+	waitHeld := func(want int32) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for held.Load() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("held %d, want %d", held.Load(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	stop := whileIdle(active.Load, take, time.Millisecond)
+	waitHeld(1)
+	active.Store(true)
+	waitHeld(0)
+	active.Store(false)
+	waitHeld(1)
+	stop()
+	if held.Load() != 0 {
+		t.Fatal("still held after stop")
+	}
+
+	active.Store(true)
+	stop = whileIdle(active.Load, take, time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	if held.Load() != 0 {
+		t.Fatal("taken while users were active")
+	}
+	stop()
 }
