@@ -368,7 +368,7 @@ var memHolds struct {
 	stopTrim chan struct{}
 }
 
-const buildGCPercent = 20
+const buildGCPercent = 50
 
 func holdMemory() (release func()) {
 	memHolds.Lock()
