@@ -360,7 +360,9 @@ func (m *Manager) stall(ctx context.Context, id int64, phase string) error {
 // than the server's default (the sort buffers are outside the Go heap,
 // but the scan's and merge's short-lived garbage is not), and the C heap
 // is trimmed every second; when the last build ends, the memory goes
-// back to the OS.
+// back to the OS. The target is process-wide, so it also paces the
+// collection of the users' garbage: at 20% instead of 50%, plan 1 kept a
+// third less of its TPS during the build.
 var memHolds struct {
 	sync.Mutex
 	n        int
