@@ -13,7 +13,10 @@
 //     of a commit;
 //   - write-write conflict detection (first committer wins) under striped
 //     per-key latches, and atomic, durable commits (one Pebble batch each);
-//   - garbage collection of versions that no reader can observe any more.
+//   - garbage collection of versions that no reader can observe any more;
+//   - how Pebble sees the layout (comparer.go: user key and version apart,
+//     for bloom filters and NextPrefix) and sizes its memory (block cache and
+//     memtables together, which other holders of memory may be charged to).
 //
 // Everything above this package (catalog, SQL) sees only ordered byte keys and
 // values through Txn and Iterator; it never sees timestamps in keys.

@@ -13,8 +13,9 @@ import (
 //	escape(K) 0x00 0x01 bigEndian64(^T)
 //
 // where escape replaces every 0x00 byte of K by 0x00 0xFF. The escaping makes
-// the 0x00 0x01 terminator sort below any continuation of K, so Pebble's
-// default bytewise comparer orders versions by user key first, and the
+// the 0x00 0x01 terminator sort below any continuation of K, so bytewise
+// order (which the store's comparer, comparer.go, keeps) sorts versions by
+// user key first, and the
 // inverted timestamp then puts the newest version of a key first. Everything
 // between escape(K) 0x00 0x01 and escape(K) 0x00 0x02 is a version of K and
 // nothing else, which gives tight iterator bounds for point reads.
