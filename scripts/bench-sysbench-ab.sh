@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A/B sysbench oltp_read_write between ReorgDB binaries, side by side:
+# every server is started and loaded first, then each round runs the
+# workload on each server in turn.
+#   scripts/bench-sysbench-ab.sh ROWS SECONDS ROUNDS "name|/path/to/reorgdb [serve flags]" ...
+# e.g. scripts/bench-sysbench-ab.sh 2000000 60 2 "old|/tmp/reorgdb-old" "new|/tmp/reorgdb-new --cache-size 192"
+# WL=oltp_point_select picks another workload. Data goes to /tmp/abn.
+set -uo pipefail
+ROWS=$1 SECS=$2 ROUNDS=$3; shift 3
+pkill -f "serve --data-dir /tmp/abn" ; sleep 1
+rm -rf /tmp/abn; mkdir -p /tmp/abn
+i=0; ports=(); names=()
+for spec in "$@"; do
+  name=${spec%%|*}; cmd=${spec#*|}; port=$((4600+i)); i=$((i+1))
+  $cmd serve --data-dir /tmp/abn/$name --port $port --status-port $((10600+i)) --log-level warn 2>/tmp/abn/$name.log &
+  echo $! > /tmp/abn/$name.pid
+  ports+=($port); names+=($name)
+done
+sleep 2
+for j in "${!ports[@]}"; do p=${ports[$j]}
+  mysql -h127.0.0.1 -P$p -uroot -e 'CREATE DATABASE sbtest'
+  t0=$(date +%s.%N)
+  sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$p --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS prepare >/dev/null
+  echo "prepare ${names[$j]} $(echo "$(date +%s.%N) - $t0" | bc)"
+done
+for r in $(seq 1 $ROUNDS); do
+  for j in "${!ports[@]}"; do p=${ports[$j]}
+    out=$(sysbench ${WL:-oltp_read_write} --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$p --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS --threads=4 --time=$SECS --report-interval=0 run)
+    echo "round $r ${names[$j]} tps $(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p') p95 $(echo "$out" | grep 95th | tr -s ' ' | cut -d: -f2) rss $(awk '/VmHWM/ {printf "%d", $2/1024}' /proc/$(cat /tmp/abn/${names[$j]}.pid)/status)"
+  done
+done
