@@ -37,7 +37,7 @@ func (s *Store) gcLoop(interval time.Duration) {
 		case <-tick.C:
 		}
 		start := time.Now()
-		removed, err := s.RunGC()
+		removed, err := s.runGC(gcBackgroundPace)
 		switch {
 		case errors.Is(err, errClosed):
 			return
@@ -55,7 +55,18 @@ func (s *Store) gcLoop(interval time.Duration) {
 // ends up as a key's oldest version is deleted too, after everything older:
 // readers at or above the safe point see "absent" either way. Commits are
 // never blocked: the pass takes no latches, and writes only in small batches.
-func (s *Store) RunGC() (removed int, err error) {
+func (s *Store) RunGC() (removed int, err error) { return s.runGC(0) }
+
+// gcBackgroundPace is how long the background pass sleeps per unit of time
+// it worked: it visits every version in the store, and at full speed a
+// pass over a few million rows took one core for seconds, a dip users saw
+// every minute. At 3 it takes a quarter of a core for four times as long.
+const gcBackgroundPace = 3
+
+// gcPaceKeys is how many versions a paced pass visits between pauses.
+const gcPaceKeys = 4096
+
+func (s *Store) runGC(pace float64) (removed int, err error) {
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()
 	if s.isClosed() {
@@ -79,7 +90,7 @@ func (s *Store) RunGC() (removed int, err error) {
 		}
 	}
 
-	g := gcPass{s: s, sp: sp, batch: s.db.NewBatch()}
+	g := gcPass{s: s, sp: sp, batch: s.db.NewBatch(), pace: pace, mark: time.Now()}
 	defer g.batch.Close()
 	err = g.run()
 	if err == nil {
@@ -111,6 +122,24 @@ type gcPass struct {
 	// deleted once the key's older versions have been queued.
 	tomb []byte
 	seek []byte
+
+	pace float64   // sleep per unit of work (0: none)
+	mark time.Time // when the pass last resumed work
+}
+
+// rest sleeps pace times the work done since the last rest, or returns
+// errClosed if the store closes meanwhile.
+func (g *gcPass) rest() error {
+	d := time.Duration(float64(time.Since(g.mark)) * g.pace)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-g.s.stopGC:
+		return errClosed
+	case <-t.C:
+	}
+	g.mark = time.Now()
+	return nil
 }
 
 func (g *gcPass) run() error {
@@ -120,6 +149,11 @@ func (g *gcPass) run() error {
 	visited := 0
 	for g.it.Valid() {
 		visited++
+		if g.pace > 0 && visited%gcPaceKeys == 0 {
+			if err := g.rest(); err != nil {
+				return err
+			}
+		}
 		if visited%gcRefreshKeys == 0 {
 			if err := g.reopen(bytes.Clone(g.it.Key())); err != nil {
 				return err

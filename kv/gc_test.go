@@ -249,3 +249,35 @@ func sumAccounts(t testing.TB, pairs []kvPair) int {
 	}
 	return sum
 }
+
+// TestGCPassRests checks the background pass's pacing: it rests pace times
+// the work done since it last rested, and stops resting when the store
+// closes.
+func TestGCPassRests(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir(), NoSync: true, GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gcPass{s: s, pace: 2, mark: time.Now().Add(-50 * time.Millisecond)}
+	start := time.Now()
+	if err := g.rest(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Fatalf("rested %v after 50ms of work at pace 2", d)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g.mark = time.Now().Add(-time.Hour)
+	done := make(chan error, 1)
+	go func() { done <- g.rest() }()
+	select {
+	case err := <-done:
+		if err != errClosed {
+			t.Fatalf("rest on a closed store: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("rest kept sleeping after the store closed")
+	}
+}
