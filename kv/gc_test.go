@@ -281,3 +281,48 @@ func TestGCPassRests(t *testing.T) {
 		t.Fatal("rest kept sleeping after the store closed")
 	}
 }
+
+// TestGCLoopRestsWhenIdle checks that background passes stop once a pass
+// has cleaned everything written, and start again with the next write.
+func TestGCLoopRestsWhenIdle(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir(), NoSync: true, GCInterval: 5 * time.Millisecond, GCLifetime: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := func() {
+		tx := s.Begin()
+		if err := tx.Set([]byte("k"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle := func() int64 {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			s.mu.Lock()
+			clean := s.last <= s.gcCleanTo
+			s.mu.Unlock()
+			if clean {
+				return s.gcPasses.Load()
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no GC pass caught up with the last write")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	write()
+	n := settle()
+	time.Sleep(100 * time.Millisecond) // twenty intervals
+	if got := s.gcPasses.Load(); got > n+1 {
+		t.Fatalf("%d passes ran on an idle store after it was clean", got-n)
+	}
+	write()
+	if settle() <= n {
+		t.Fatal("no pass ran after a new write")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -81,6 +82,10 @@ type Store struct {
 	hwmCond sync.Cond
 	// last is the newest timestamp handed out.
 	last uint64
+	// gcCleanTo is the safe point of the last completed GC pass: no version
+	// at or below it is shadowed by another at or below it.
+	gcCleanTo uint64
+	gcPasses  atomic.Int64 // passes run, for tests
 	// hwm is the persisted high-water mark; no timestamp above it is handed
 	// out until a larger mark is durable.
 	hwm       uint64
