@@ -54,6 +54,9 @@ func TestComparerAgreesWithLayout(t *testing.T) {
 			if got, want := compareKeys(a, b), bytes.Compare(a, b); got != want {
 				t.Fatalf("compareKeys(%x, %x) = %d, bytes say %d", a, b, got, want)
 			}
+			if comparer.Equal(a, b) != (compareKeys(a, b) == 0) {
+				t.Fatalf("Equal(%x, %x) disagrees with compareKeys", a, b)
+			}
 		}
 	}
 	// The immediate successor of a key's prefix, which Pebble builds to skip
