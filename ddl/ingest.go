@@ -387,7 +387,7 @@ func holdMemory() (release func()) {
 		// The snapshot scan churns Pebble's block cache, whose C memory
 		// glibc would keep resident in holes: trim it while builds run.
 		memHolds.stopTrim = make(chan struct{})
-		go trimWhile(memHolds.stopTrim)
+		go malloctrim.Every(time.Second, memHolds.stopTrim)
 	}
 	memHolds.n++
 	memHolds.Unlock()
@@ -447,19 +447,6 @@ func whileIdle(active func() bool, take func() (giveBack func()), period time.Du
 	return func() {
 		close(done)
 		<-finished
-	}
-}
-
-func trimWhile(stop chan struct{}) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			malloctrim.Trim()
-		}
 	}
 }
 

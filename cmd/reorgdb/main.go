@@ -67,7 +67,10 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			go trimCMemory()
+			// Hand the C heap's free pages back to the OS every few seconds
+			// (see malloctrim): without it the server's resident memory grew
+			// to twice Pebble's cache size and stayed there.
+			go malloctrim.Every(5*time.Second, nil)
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 			select {
@@ -93,13 +96,4 @@ func serveCmd() *cobra.Command {
 	f.Int64Var(&cacheMiB, "cache-size", 128, "MiB of memory for the block cache and memtables together")
 	f.Int64Var(&memtableMiB, "memtable-size", 32, "MiB per memtable (at most a third of --cache-size)")
 	return cmd
-}
-
-// trimCMemory hands the C heap's free pages back to the OS every few
-// seconds (see malloctrim): without it the server's resident memory grew
-// to twice Pebble's cache size and stayed there.
-func trimCMemory() {
-	for range time.Tick(5 * time.Second) {
-		malloctrim.Trim()
-	}
 }
