@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
-	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/reorgdb/reorgdb/internal/directio"
 )
 
 // ReserveTS allocates a timestamp that no commit will ever use, and returns
@@ -90,7 +89,7 @@ func (in *Ingester) Add(key, value []byte) error {
 	}
 	if in.w == nil {
 		path := filepath.Join(in.dir, fmt.Sprintf("ingest-%d-%d.sst", in.ts, ingestSeq.Add(1)))
-		f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
+		f, err := directio.Create(path)
 		if err != nil {
 			return err
 		}
@@ -104,7 +103,7 @@ func (in *Ingester) Add(key, value []byte) error {
 		// Bigger blocks than the 4 KiB default: fewer blocks to finish,
 		// compress and index per byte, for files written in one pass.
 		wo.BlockSize, wo.IndexBlockSize = 32<<10, 256<<10
-		in.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
+		in.w = sstable.NewWriter(directWritable{f}, wo)
 	}
 	in.keyBuf = appendVersionKey(in.keyBuf[:0], key, in.ts)
 	in.valBuf = append(append(in.valBuf[:0], flagPut), value...)
@@ -112,6 +111,18 @@ func (in *Ingester) Add(key, value []byte) error {
 	in.Bytes += int64(len(key) + len(value))
 	return in.w.Set(in.keyBuf, in.valBuf)
 }
+
+// directWritable writes an sstable around the page cache: it is written
+// once and Pebble reads little of it soon (see directio).
+type directWritable struct{ w *directio.Writer }
+
+func (d directWritable) Write(p []byte) error {
+	_, err := d.w.Write(p)
+	return err
+}
+
+func (d directWritable) Finish() error { return d.w.Sync() }
+func (d directWritable) Abort()        { d.w.Abort() }
 
 // ingestSeq names ingest files apart: several ingesters may write into one
 // directory at once.

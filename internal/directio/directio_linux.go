@@ -1,0 +1,39 @@
+package directio
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func create(path string) (*os.File, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_DIRECT, 0o644)
+	if err == nil {
+		return f, true, nil
+	}
+	if !errors.Is(err, syscall.EINVAL) {
+		return nil, false, err
+	}
+	// The file system does not do direct I/O.
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	return f, false, err
+}
+
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// dropDirect turns direct I/O off on f after a write failed with err,
+// if err says the file system does not take direct writes.
+func dropDirect(f *os.File, err error) bool {
+	if !errors.Is(err, syscall.EINVAL) {
+		return false
+	}
+	fl, ferr := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if ferr != nil {
+		return false
+	}
+	_, ferr = unix.FcntlInt(f.Fd(), unix.F_SETFL, fl&^unix.O_DIRECT)
+	return ferr == nil
+}

@@ -1,0 +1,85 @@
+package directio
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Files of every shape (empty, under a block, whole blocks, across several
+// buffers, odd tails), written in writes of random sizes, read back
+// exactly, whether or not the file system takes direct I/O.
+func TestWriterContents(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	sizes := []int{0, 1, 100, blockSize - 1, blockSize, blockSize + 1, bufferSize - 1, bufferSize, bufferSize + 1,
+		3*bufferSize + 12345}
+	for i := 0; i < 5; i++ {
+		sizes = append(sizes, rng.IntN(4*bufferSize))
+	}
+	for i, size := range sizes {
+		want := make([]byte, size)
+		for j := range want {
+			want[j] = byte(rng.Uint32())
+		}
+		path := filepath.Join(dir, "f")
+		w, err := Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			t.Logf("direct I/O in %s: %v", dir, w.Direct())
+		}
+		for p := want; len(p) > 0; {
+			n := min(len(p), 1+rng.IntN(3*blockSize))
+			if rng.IntN(20) == 0 {
+				n = min(len(p), 2*bufferSize)
+			}
+			if k, err := w.Write(p[:n]); err != nil || k != n {
+				t.Fatalf("write: %d, %v", k, err)
+			}
+			p = p[n:]
+		}
+		if w.Size() != int64(size) {
+			t.Fatalf("Size %d, want %d", w.Size(), size)
+		}
+		if i%2 == 0 {
+			err = w.Sync()
+		} else {
+			err = w.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("size %d: read back %d bytes that differ", size, len(got))
+		}
+	}
+}
+
+func TestWriterClosedTwice(t *testing.T) {
+	w, err := Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("second Close succeeded")
+	}
+}
+
+func TestAlignedBuf(t *testing.T) {
+	for _, n := range []int{blockSize, bufferSize} {
+		if b := alignedBuf(n); uintptrOf(b)%blockSize != 0 || len(b) != n {
+			t.Fatalf("alignedBuf(%d): address %% %d = %d, len %d", n, blockSize, uintptrOf(b)%blockSize, len(b))
+		}
+	}
+}
