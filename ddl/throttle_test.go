@@ -3,6 +3,7 @@ package ddl
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,4 +124,26 @@ func TestWhileIdle(t *testing.T) {
 		t.Fatal("taken while users were active")
 	}
 	stop()
+}
+
+func TestLowerGCPercent(t *testing.T) {
+	old := debug.SetGCPercent(300)
+	defer debug.SetGCPercent(old)
+	restore := lowerGCPercent()
+	if got := debug.SetGCPercent(buildGCPercent); got != buildGCPercent {
+		t.Fatalf("GC percent %d during the hold, want %d", got, buildGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(20); got != 300 {
+		t.Fatalf("GC percent %d after the hold, want 300 back", got)
+	}
+	// A target already lower than the build's stays.
+	restore = lowerGCPercent()
+	if got := debug.SetGCPercent(20); got != 20 {
+		t.Fatalf("GC percent %d during the hold, want the lower 20 kept", got)
+	}
+	restore()
+	if got := debug.SetGCPercent(20); got != 20 {
+		t.Fatalf("GC percent %d after the hold, want 20", got)
+	}
 }

@@ -10,6 +10,7 @@ import (
 type pebbleCollector struct {
 	store *kv.Store
 	descs map[string]*prometheus.Desc
+	kinds *prometheus.Desc
 }
 
 func newPebbleCollector(store *kv.Store) *pebbleCollector {
@@ -26,13 +27,15 @@ func newPebbleCollector(store *kv.Store) *pebbleCollector {
 		"cache_misses":   d("block_cache_misses_total", "Block cache misses."),
 		"wal_bytes":      d("wal_bytes_written_total", "Bytes written to the WAL."),
 		"read_amp":       d("read_amplification", "Read amplification of the LSM."),
-	}}
+	}, kinds: prometheus.NewDesc("reorgdb_pebble_compactions_by_kind_total",
+		"Compactions completed, by kind (default, read-triggered, move, delete-only, ...).", []string{"kind"}, nil)}
 }
 
 func (c *pebbleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs {
 		ch <- d
 	}
+	ch <- c.kinds
 }
 
 func (c *pebbleCollector) Collect(ch chan<- prometheus.Metric) {
@@ -48,4 +51,10 @@ func (c *pebbleCollector) Collect(ch chan<- prometheus.Metric) {
 	cnt("cache_misses", float64(m.BlockCache.Misses))
 	cnt("wal_bytes", float64(m.WAL.BytesWritten))
 	g("read_amp", float64(m.ReadAmp()))
+	for kind, n := range map[string]int64{"default": m.Compact.DefaultCount, "read": m.Compact.ReadCount,
+		"move": m.Compact.MoveCount, "delete_only": m.Compact.DeleteOnlyCount, "elision_only": m.Compact.ElisionOnlyCount,
+		"tombstone_density": m.Compact.TombstoneDensityCount, "rewrite": m.Compact.RewriteCount,
+		"copy": m.Compact.CopyCount, "multi_level": m.Compact.MultiLevelCount} {
+		ch <- prometheus.MustNewConstMetric(c.kinds, prometheus.CounterValue, float64(n), kind)
+	}
 }
