@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Plan 1 of issue 4 with the real sysbench: ADD INDEX c_idx(c) idle, then
+# while sysbench oltp_read_write runs at 4 threads, on ReorgDB (durable
+# server, default settings) and MariaDB 10.11 (INPLACE, LOCK=NONE), on
+# tables loaded by `sysbench prepare`. Each round: an idle build, then a
+# build started 20 s into the workload; the baseline is the workload's TPS
+# over seconds 6-20, "during" its TPS over the seconds the ALTER ran.
+#   scripts/bench-plan1-sysbench.sh [rows] [rounds] [targets]
+# targets: reorgdb,mariadb (default both). Needs sysbench and, for MariaDB,
+# mariadb-server.
+set -euo pipefail
+ROWS=${1:-2000000}
+ROUNDS=${2:-3}
+TARGETS=${3:-reorgdb,mariadb}
+cd "$(dirname "$0")/.."
+WORK=$(mktemp -d /tmp/reorgdb-plan1.XXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+go build -o "$WORK/reorgdb" ./cmd/reorgdb
+
+SB="--mysql-host=127.0.0.1 --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS"
+
+wait_up() { # port
+  for _ in $(seq 1 150); do mysql -h127.0.0.1 -P"$1" -uroot -e 'SELECT 1' >/dev/null 2>&1 && return; sleep 0.2; done
+  echo "server on port $1 did not start" >&2; exit 1
+}
+
+# run TARGET PORT SUFFIX: the rounds against a loaded server.
+run() {
+  local name=$1 port=$2 suffix=$3
+  local M="mysql -h127.0.0.1 -P$port -uroot sbtest"
+  for r in $(seq 1 "$ROUNDS"); do
+    local t0 t1 idle log=$WORK/$name-$r.log
+    t0=$(date +%s.%N)
+    $M -e "ALTER TABLE sbtest1 ADD INDEX c_idx (c)$suffix"
+    t1=$(date +%s.%N)
+    idle=$(echo "$t1 - $t0" | bc)
+    $M -e 'ALTER TABLE sbtest1 DROP INDEX c_idx'
+    sleep 5
+    sysbench oltp_read_write $SB --mysql-port="$port" --threads=4 --time=600 --report-interval=1 \
+      --mysql-ignore-errors=1213,1205,1020,9007,8028 run >"$log" 2>&1 &
+    local sb=$!
+    sleep 20
+    t0=$(date +%s.%N)
+    $M -e "ALTER TABLE sbtest1 ADD INDEX c_idx (c)$suffix"
+    t1=$(date +%s.%N)
+    sleep 1
+    kill $sb; wait $sb 2>/dev/null || true
+    $M -e 'ALTER TABLE sbtest1 DROP INDEX c_idx'
+    python3 - "$log" "$(echo "$t1 - $t0" | bc)" "$idle" "$name" "$r" <<'PY'
+import re, sys
+log, dur, idle, name, r = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+tps = {}
+for line in open(log):
+    m = re.match(r'\[ (\d+)s \].*tps: ([\d.]+)', line)
+    if m:
+        tps[int(m.group(1))] = float(m.group(2))
+base = [tps[s] for s in range(6, 21) if s in tps]
+# Seconds fully inside the ALTER, which started about 20 s in.
+during = [tps[s] for s in range(22, int(20 + dur) + 1) if s in tps]
+b = sum(base) / len(base)
+d = sum(during) / len(during) if during else float('nan')
+print(f"| {name} | {r} | {idle:.2f} | {dur:.2f} | {dur/idle:.1f}x | {b:.0f} | {d:.0f} | {100*d/b:.0f}% |")
+PY
+    sleep 5
+  done
+}
+
+echo "| target | round | idle build (s) | build under load (s) | x idle | baseline TPS | TPS during the build | kept |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+if [[ $TARGETS == *reorgdb* ]]; then
+  "$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4503 --status-port 10583 2>"$WORK/r.log" &
+  RPID=$!
+  wait_up 4503
+  mysql -h127.0.0.1 -P4503 -uroot -e 'CREATE DATABASE sbtest'
+  sysbench oltp_read_write $SB --mysql-port=4503 --threads=4 prepare >/dev/null
+  run reorgdb 4503 ""
+  kill $RPID; wait $RPID 2>/dev/null || true
+fi
+if [[ $TARGETS == *mariadb* ]]; then
+  mariadb-install-db --datadir="$WORK/m" --user=root >/dev/null 2>&1
+  mariadbd --datadir="$WORK/m" --port=3509 --socket="$WORK/m.sock" --user=root --skip-grant-tables \
+    --bind-address=127.0.0.1 2>"$WORK/m.log" &
+  MPID=$!
+  wait_up 3509
+  mysql -h127.0.0.1 -P3509 -uroot -e 'CREATE DATABASE sbtest'
+  sysbench oltp_read_write $SB --mysql-port=3509 --threads=4 prepare >/dev/null
+  run mariadb 3509 ", ALGORITHM=INPLACE, LOCK=NONE"
+  kill $MPID; wait $MPID 2>/dev/null || true
+fi
