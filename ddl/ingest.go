@@ -571,7 +571,10 @@ func (m *Manager) scanRound(ctx context.Context, j *Job, t *catalog.Table, ids [
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; swg.Done() }()
-			b.sort()
+			// A cancelled job's sort ends at full speed; the caller sees the
+			// context's error next.
+			pc := m.newPacer(m.threads())
+			b.sort(func() { _ = pc.pace(ctx) })
 		}()
 	}
 	swg.Wait()

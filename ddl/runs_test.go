@@ -37,7 +37,7 @@ func randomSources(t *testing.T, rng *rand.Rand, n int) ([]rangeSource, [][]byte
 			for _, k := range p {
 				b.add(k, append([]byte("v"), k...))
 			}
-			b.sort()
+			b.sort(nil)
 			srcs = append(srcs, b)
 			continue
 		}
@@ -97,7 +97,7 @@ func TestMergeParallelFindsDuplicates(t *testing.T) {
 		dupKey := keys[rng.Intn(len(keys))]
 		extra := newSortBuf(2)
 		extra.add(dupKey, nil)
-		extra.sort()
+		extra.sort(nil)
 		errDup := errors.New("dup")
 		var found []byte
 		err := mergeParallel(append(srcs, extra), 1+rng.Intn(6), func(int) func(k, v []byte) error {

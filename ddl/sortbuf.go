@@ -153,9 +153,22 @@ func (b *sortBuf) cmp(x, y *sortEnt) int {
 	return bytes.Compare(kx, ky)
 }
 
-func (b *sortBuf) sort() {
-	slices.SortFunc(b.ents, func(x, y sortEnt) int { return b.cmp(&x, &y) })
+// sort orders the buffer. pause, if not nil, is called every
+// sortPauseEvery comparisons: sorting a full buffer is tens of
+// milliseconds of CPU, which a paced build must be able to spread out.
+func (b *sortBuf) sort(pause func()) {
+	n := 0
+	slices.SortFunc(b.ents, func(x, y sortEnt) int {
+		if n++; n == sortPauseEvery && pause != nil {
+			n = 0
+			pause()
+		}
+		return b.cmp(&x, &y)
+	})
 }
+
+// About a millisecond of comparisons.
+const sortPauseEvery = 1 << 14
 
 // search returns the position of the first entry not below key (the
 // buffer is sorted).

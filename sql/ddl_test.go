@@ -27,10 +27,10 @@ func TestOnlineAddIndexRace(t *testing.T) {
 		workers, batch int
 		cpuShare       int // 100: the backfill never yields to the DML
 	}{
-		{"txn-defaults", 1, "txn", 4, 256, 25},
+		{"txn-defaults", 1, "txn", 4, 256, 10},
 		{"txn-small-batches-many-workers", 2, "txn", 16, 32, 100},
-		{"txn-one-worker", 3, "txn", 1, 1024, 25},
-		{"ingest-defaults", 4, "ingest", 4, 256, 25},
+		{"txn-one-worker", 3, "txn", 1, 1024, 10},
+		{"ingest-defaults", 4, "ingest", 4, 256, 10},
 		{"ingest-small-buffer", 5, "ingest", 3, 256, 100}, // many sort/ingest rounds
 	} {
 		t.Run(cfg.name, func(t *testing.T) {
