@@ -80,25 +80,26 @@ PY
   done
 }
 
+# measure TARGET PORT PID SUFFIX: load the started server, run the rounds,
+# stop it.
+measure() {
+  local name=$1 port=$2 pid=$3 suffix=$4
+  wait_up "$port"
+  mysql -h127.0.0.1 -P"$port" -uroot -e 'CREATE DATABASE sbtest'
+  sysbench oltp_read_write $SB --mysql-port="$port" --threads=4 prepare >/dev/null
+  run "$name" "$port" "$suffix"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
 echo "| target | round | idle build (s) | build under load (s) | x idle | baseline TPS | TPS during the build | kept | kept (baseline before only) |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 if [[ $TARGETS == *reorgdb* ]]; then
   "$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4503 --status-port 10583 2>"$WORK/r.log" &
-  RPID=$!
-  wait_up 4503
-  mysql -h127.0.0.1 -P4503 -uroot -e 'CREATE DATABASE sbtest'
-  sysbench oltp_read_write $SB --mysql-port=4503 --threads=4 prepare >/dev/null
-  run reorgdb 4503 ""
-  kill $RPID; wait $RPID 2>/dev/null || true
+  measure reorgdb 4503 $! ""
 fi
 if [[ $TARGETS == *mariadb* ]]; then
   mariadb-install-db --datadir="$WORK/m" --user=root >/dev/null 2>&1
   mariadbd --datadir="$WORK/m" --port=3509 --socket="$WORK/m.sock" --user=root --skip-grant-tables \
     --bind-address=127.0.0.1 2>"$WORK/m.log" &
-  MPID=$!
-  wait_up 3509
-  mysql -h127.0.0.1 -P3509 -uroot -e 'CREATE DATABASE sbtest'
-  sysbench oltp_read_write $SB --mysql-port=3509 --threads=4 prepare >/dev/null
-  run mariadb 3509 ", ALGORITHM=INPLACE, LOCK=NONE"
-  kill $MPID; wait $MPID 2>/dev/null || true
+  measure mariadb 3509 $! ", ALGORITHM=INPLACE, LOCK=NONE"
 fi

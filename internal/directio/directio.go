@@ -15,6 +15,7 @@ package directio
 import (
 	"errors"
 	"os"
+	"unsafe"
 )
 
 // blockSize is the alignment of direct writes: of the buffer's address, of
@@ -140,3 +141,5 @@ func alignedBuf(n int) []byte {
 	}
 	return b[off : off+n : off+n]
 }
+
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,8 +20,6 @@ func create(path string) (*os.File, bool, error) {
 	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	return f, false, err
 }
-
-func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // dropDirect turns direct I/O off on f after a write failed with err,
 // if err says the file system does not take direct writes.
