@@ -62,6 +62,17 @@ type Column struct {
 	HasDefault    bool   `json:"has_default,omitempty"`
 	AutoIncrement bool   `json:"auto_increment,omitempty"`
 	Comment       string `json:"comment,omitempty"`
+	// Generated is the expression of a generated column; a Virtual one is
+	// computed on read and not stored, a stored one on every write.
+	Generated string `json:"generated,omitempty"`
+	Virtual   bool   `json:"virtual,omitempty"`
+	// Origin, for a column added by ALTER TABLE ADD COLUMN, is the value
+	// that rows written before the column existed read for it (they are
+	// not rewritten), encoded as a one-column row value (codec.EncodeRow)
+	// under column ID 0, so that it can be made before the column has an ID. It is fixed when the column is added, so a
+	// later change of Default does not change what old rows hold. Nil for
+	// a column every row was written with, and for a NULL origin.
+	Origin []byte `json:"origin,omitempty"`
 }
 
 // IndexColumn names a column of an index; Length > 0 is a prefix length.

@@ -38,10 +38,12 @@ import (
 // by a transaction that either logged it (it ran in a state before
 // merging) and is fixed in step 2 from its current version, or wrote its
 // entries itself (merging state), deleting the entry of the version it
-// read. A transaction that changes a row while step 2 rewrites it writes
-// one of the same entry keys as step 2 (the entry of the version both
-// read), so first-committer-wins makes one of them retry with the other's
-// result.
+// read. Step 2 also writes each row it fixes back unchanged (or its
+// deletion), so a transaction that changes the row while step 2 rewrites
+// it writes the same record key, and first-committer-wins makes one of
+// them retry with the other's result. (The entry keys alone do not always
+// collide: a transaction leaves a unique entry alone when it points at
+// another row, as a snapshot entry of a row that has since moved on may.)
 
 // mergeChangeLogs runs steps 1 to 3 above up to the public state.
 func (m *Manager) mergeChangeLogs(ctx context.Context, id int64) error {
@@ -105,6 +107,9 @@ func (m *Manager) mergeChangeLog(ctx context.Context, j *Job, spec IndexSpec) er
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if cur, _ := m.snapshot(j.ID); cur.CancelRequested {
+			return errCancelRequested
 		}
 		var next []byte
 		var err error
@@ -175,20 +180,29 @@ func (m *Manager) mergeBatch(j *Job, t *catalog.Table, spec IndexSpec, from, end
 		return nil, err
 	}
 	ids := []int64{spec.ID}
-	entriesAt := func(r *kv.Txn, h int64) ([]Entry, error) {
+	entriesAt := func(r *kv.Txn, h int64) ([]Entry, []byte, error) {
 		v, found, err := r.Get(codec.RecordKey(j.TableID, h))
 		if err != nil || !found {
-			return nil, err
+			return nil, nil, err
 		}
-		return m.indexer.Entries(j.DBName, t, ids, h, v)
+		ents, err := m.indexer.Entries(j.DBName, t, ids, h, v)
+		return ents, v, err
 	}
 	for _, h := range handles {
-		old, err := entriesAt(snap, h)
+		old, _, err := entriesAt(snap, h)
 		if err != nil {
 			return nil, err
 		}
-		cur, err := entriesAt(txn, h)
+		cur, row, err := entriesAt(txn, h)
 		if err != nil {
+			return nil, err
+		}
+		// Write the row as it is (or its absence): a transaction that
+		// changes the row meanwhile then conflicts with this batch, and
+		// one of the two retries on the other's result. Its index writes
+		// alone would not always conflict: it leaves a unique entry that
+		// points at another row untouched.
+		if err := rewrite(txn, codec.RecordKey(j.TableID, h), row); err != nil {
 			return nil, err
 		}
 		for _, e := range old {
@@ -220,6 +234,14 @@ func (m *Manager) mergeBatch(j *Job, t *catalog.Table, spec IndexSpec, from, end
 		return nil, err
 	}
 	return append(last, 0), nil
+}
+
+// rewrite writes value (nil: a deletion) to key again.
+func rewrite(txn *kv.Txn, key, value []byte) error {
+	if value == nil {
+		return txn.Delete(key)
+	}
+	return txn.Set(key, value)
 }
 
 func hasEntry(ents []Entry, key []byte) bool {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,7 +137,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 			}
 		}
 	}()
-	dup := func(k []byte) error { return m.duplicateError(j, k) }
+	dup := func(k, v []byte) error { return m.duplicateError(j, k, v) }
 	// flush merges the sources (runs and/or in-memory buffers) into
 	// non-overlapping sstables, one writer per key range, ingests them
 	// together, and checkpoints the scan progress: every entry scanned so
@@ -337,17 +338,30 @@ func (m *Manager) pacedSinks(ctx context.Context, parts int, sink func(p int) fu
 	}
 }
 
-// stall stops the job at a phase named by Settings.StallPhase, once it
-// has ingested something, until the setting changes or the job's context
-// ends: crash tests kill the server there.
+// stall is a point of a job's life where tests act: the hook (see at)
+// runs, and a job stops while Settings.StallPhase names the point, until
+// the setting changes or the job's context ends, for crash tests to kill
+// the server there. The points are the schema states ("none",
+// "delete-only", ..., "public"), "backfill" (each transactional batch),
+// the ingest phases ("scan", "sort", "spill", "ingest", "ingested",
+// "merge") and a DROP INDEX's states ("drop-public", ...). The ingest
+// phases stop only once something has been ingested, so that a resumed
+// build has progress to resume from.
 func (m *Manager) stall(ctx context.Context, id int64, phase string) error {
+	if err := m.at(id, phase); err != nil {
+		return err
+	}
 	if m.settings().StallPhase != phase {
 		return nil
 	}
-	if j, _ := m.snapshot(id); j.IngestedBytes == 0 {
-		return nil
+	switch phase {
+	case "scan", "sort", "spill", "ingest":
+		if j, _ := m.snapshot(id); j.IngestedBytes == 0 {
+			return nil
+		}
 	}
 	m.update(id, func(j *Job) { j.Comment += " stalled=" + phase })
+	defer m.update(id, func(j *Job) { j.Comment = strings.ReplaceAll(j.Comment, " stalled="+phase, "") })
 	for m.settings().StallPhase == phase {
 		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
 			return err
@@ -645,19 +659,51 @@ func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryE
 }
 
 // duplicateError names the duplicate value of a unique key found twice in
-// the snapshot.
-func (m *Manager) duplicateError(j *Job, key []byte) error {
+// the snapshot; val is the value of one of the two entries (its handle).
+func (m *Manager) duplicateError(j *Job, key, val []byte) error {
 	_, indexID, _, err := codec.DecodeIndexPrefix(key)
 	name, shown := "", "?"
 	for _, spec := range j.Indexes {
 		if spec.ID == indexID {
 			name = spec.Name
-			if vals, _, _, derr := codec.DecodeIndexKey(key, len(spec.Columns)); derr == nil && err == nil {
+			if s, ok := m.displayOfRow(j, indexID, key, val); ok {
+				shown = s
+			} else if vals, _, _, derr := codec.DecodeIndexKey(key, len(spec.Columns)); derr == nil && err == nil {
 				shown = displayVals(vals)
 			}
 		}
 	}
 	return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", shown, j.TableName, name)}
+}
+
+// displayOfRow renders a unique entry's values from its row, read again by
+// the handle in val: a key holds a string's collation sort key, not the
+// string. It reports false when the row no longer makes that entry.
+func (m *Manager) displayOfRow(j *Job, indexID int64, key, val []byte) (string, bool) {
+	h, err := codec.DecodeHandle(val)
+	if err != nil {
+		return "", false
+	}
+	t, ok := m.cat.Current().TableByID(j.TableID)
+	if !ok {
+		return "", false
+	}
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	rec, found, err := txn.Get(codec.RecordKey(j.TableID, h))
+	if err != nil || !found {
+		return "", false
+	}
+	ents, err := m.indexer.Entries(j.DBName, t, []int64{indexID}, h, rec)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range ents {
+		if e.IndexID == indexID && bytes.Equal(e.Key, key) {
+			return e.Display, true
+		}
+	}
+	return "", false
 }
 
 func displayVals(vals []any) string {
@@ -711,6 +757,15 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 	if same, err := m.sameEntrySums(ctx, txn, j, t, uniqueIDs); err != nil || same {
 		return err
 	}
+	if err := m.findDuplicate(ctx, txn, j, t, ids); err != nil {
+		return err
+	}
+	return m.findStaleEntry(ctx, txn, j, t, uniqueIDs)
+}
+
+// findDuplicate returns 1062 for the first row whose unique entry points at
+// another row.
+func (m *Manager) findDuplicate(ctx context.Context, txn *kv.Txn, j *Job, t *catalog.Table, ids []int64) error {
 	return forEachRecord(ctx, txn, j.TableID, func(h int64, value []byte) error {
 		ents, err := m.indexer.Entries(j.DBName, t, ids, h, value)
 		if err != nil {
@@ -736,6 +791,79 @@ func (m *Manager) validateUnique(ctx context.Context, j *Job, ids []int64) error
 		}
 		return nil
 	})
+}
+
+// findStaleEntry fails the job when a unique index holds an entry that no
+// row calls for: the merge must have deleted every entry of the snapshot
+// that its row lost, and an index that went public with such an entry
+// would answer queries with a row that does not match.
+func (m *Manager) findStaleEntry(ctx context.Context, txn *kv.Txn, j *Job, t *catalog.Table, ids []int64) error {
+	for _, id := range ids {
+		ip := codec.IndexPrefix(j.TableID, id)
+		it := txn.NewIter(ip, codec.PrefixEnd(ip), false)
+		for ; it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				it.Close()
+				return err
+			}
+			h, err := entryHandle(j, id, it.Key(), it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			if ok, err := m.rowHasEntry(txn, j, t, id, h, it.Key()); err != nil || !ok {
+				it.Close()
+				if err == nil {
+					err = &Error{Code: 1712, Msg: fmt.Sprintf("Index %s is corrupted: an entry has no matching row (handle %d)", indexName(j, id), h)}
+				}
+				return err
+			}
+		}
+		err := it.Err()
+		it.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowHasEntry says whether row h exists and calls for key in index id.
+func (m *Manager) rowHasEntry(txn *kv.Txn, j *Job, t *catalog.Table, id, h int64, key []byte) (bool, error) {
+	v, found, err := txn.Get(codec.RecordKey(j.TableID, h))
+	if err != nil || !found {
+		return false, err
+	}
+	ents, err := m.indexer.Entries(j.DBName, t, []int64{id}, h, v)
+	if err != nil {
+		return false, err
+	}
+	return hasEntry(ents, key), nil
+}
+
+// entryHandle returns the row an index entry points at: a unique entry's
+// value, or, for an entry with a NULL part, the handle in its key.
+func entryHandle(j *Job, id int64, key, value []byte) (int64, error) {
+	if len(value) > 0 {
+		return codec.DecodeHandle(value)
+	}
+	ncols := 0
+	for _, spec := range j.Indexes {
+		if spec.ID == id {
+			ncols = len(spec.Columns)
+		}
+	}
+	_, h, _, err := codec.DecodeIndexKey(key, ncols)
+	return h, err
+}
+
+func indexName(j *Job, id int64) string {
+	for _, spec := range j.Indexes {
+		if spec.ID == id {
+			return spec.Name
+		}
+	}
+	return fmt.Sprint(id)
 }
 
 // sameEntrySums says whether the indexes ids hold exactly the entries the
@@ -793,16 +921,25 @@ func forEachRecord(ctx context.Context, txn *kv.Txn, tableID int64, fn func(h in
 	return it.Err()
 }
 
-// removeTempDir clears the ingest temp dir (files of a job that crashed).
+// removeTempDir empties the ingest temp dir (files of a job that crashed).
+// The dir itself stays: it may be a mount point of its own.
 func (m *Manager) removeTempDir() error {
 	if m.tempDir == "" {
 		return nil
 	}
-	err := os.RemoveAll(m.tempDir)
+	ents, err := os.ReadDir(m.tempDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(m.tempDir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rowEntries decodes a record's handle and returns its entries in the

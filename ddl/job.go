@@ -61,15 +61,20 @@ type Job struct {
 	State       JobState           `json:"state"`
 	SchemaState catalog.IndexState `json:"schema_state"`
 	Indexes     []IndexSpec        `json:"indexes"`
-	Mode        string             `json:"mode"`
-	RowCount    int64              `json:"row_count"`
-	TotalRows   int64              `json:"total_rows"`
-	Tasks       []Task             `json:"tasks,omitempty"`
-	Created     time.Time          `json:"created"`
-	Start       time.Time          `json:"start,omitempty"`
-	End         time.Time          `json:"end,omitempty"`
-	Error       string             `json:"error,omitempty"`
-	ErrCode     uint16             `json:"err_code,omitempty"`
+	// Columns is the column an ADD COLUMN job adds.
+	Columns   []ColumnSpec `json:"columns,omitempty"`
+	Mode      string       `json:"mode"`
+	RowCount  int64        `json:"row_count"`
+	TotalRows int64        `json:"total_rows"`
+	Tasks     []Task       `json:"tasks,omitempty"`
+	Created   time.Time    `json:"created"`
+	Start     time.Time    `json:"start,omitempty"`
+	End       time.Time    `json:"end,omitempty"`
+	Error     string       `json:"error,omitempty"`
+	ErrCode   uint16       `json:"err_code,omitempty"`
+	// FirstVersion is the schema version in which the job's indexes first
+	// appeared: transactions on older versions never saw them.
+	FirstVersion int64 `json:"first_version,omitempty"`
 	// Requests from ADMIN statements, acted on by the running job.
 	CancelRequested bool `json:"cancel_requested,omitempty"`
 	PauseRequested  bool `json:"pause_requested,omitempty"`

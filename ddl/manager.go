@@ -1,8 +1,29 @@
 // Package ddl owns online schema changes: the persistent job queue, the
 // schema-state machine an index walks through (absent -> delete-only ->
-// write-only -> write-reorganization -> public, and back on failure), the
-// metadata lock that separates the steps, and the backfill that fills a
-// new index from the table's rows, with checkpoints that survive a crash.
+// write-only -> write-reorganization -> public for ADD INDEX, and back on
+// failure; public -> write-only -> delete-only -> absent for DROP INDEX),
+// the metadata lock that separates the steps, and the backfill that fills
+// a new index from the table's rows, with checkpoints that survive a
+// crash.
+//
+// Invariants:
+//   - Every live transaction runs with one of at most two adjacent schema
+//     versions: a step is published, then waited for (MDL.Wait). A job
+//     that is rolling back waits only for transactions that saw its
+//     indexes (Job.FirstVersion), so a transaction older than the job
+//     never holds up its cancellation.
+//   - A job ends in a final state with nothing of its own left in kv when
+//     it is rolled back: no index definition, entry, change log or
+//     checkpoint (the data-driven runner test checks this at every point).
+//     Once an ADD INDEX is public, or a DROP INDEX has taken its first
+//     step, it only goes forward.
+//   - A job whose table is gone (dropped, its database dropped) ends
+//     instead of waiting for it; statements that drop or empty a table
+//     first end its jobs (EndTableJobs).
+//   - Under an ingest build, the index's entries are those of the rows at
+//     the snapshot S plus those the change-log merge and merging DML write
+//     (changelog.go says why that is exact); the merge rewrites each row it
+//     fixes so that DML on that row conflicts with it.
 //
 // The package does not know SQL types: the layer above supplies an Indexer
 // that validates index definitions and turns stored rows into index
@@ -15,11 +36,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -91,15 +114,19 @@ type Manager struct {
 	jobs    map[int64]*Job          // every job known in this process, latest state
 	done    map[int64]chan struct{} // closed when the job finishes
 	running map[int64]bool
-	fg      foreground
+	// stopWait ends a job's metadata-lock wait when it is cancelled.
+	stopWait map[int64]context.CancelFunc
+	fg       foreground
 	// The ingest phase each job is in, and since when (for the log).
 	phase      map[int64]string
 	phaseSince map[int64]time.Time
-	wake       chan struct{}
-	stop       chan struct{}
-	wg         sync.WaitGroup
-	nextID     int64
-	tempDir    string
+	// hook, set by tests only, runs at named points of every job (see at).
+	hook    func(jobID int64, point string) error
+	wake    chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	nextID  int64
+	tempDir string
 }
 
 // NewManager creates a manager; Start runs it.
@@ -107,7 +134,7 @@ type Manager struct {
 func NewManager(store *kv.Store, cat *catalog.Catalog, mdl *MDL, indexer Indexer, settings func() Settings, tempDir string, log *slog.Logger) *Manager {
 	return &Manager{
 		store: store, cat: cat, MDL: mdl, indexer: indexer, settings: settings, log: log, tempDir: tempDir,
-		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{},
+		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{}, stopWait: map[int64]context.CancelFunc{},
 		phase: map[int64]string{}, phaseSince: map[int64]time.Time{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
@@ -228,6 +255,7 @@ func (m *Manager) snapshot(id int64) (*Job, bool) {
 	}
 	cp := *j
 	cp.Indexes = append([]IndexSpec(nil), j.Indexes...)
+	cp.Columns = append([]ColumnSpec(nil), j.Columns...)
 	cp.Tasks = append([]Task(nil), j.Tasks...)
 	return &cp, true
 }
@@ -244,18 +272,24 @@ func (m *Manager) update(id int64, fn func(j *Job)) {
 // SubmitAddIndex queues an ADD INDEX job for one or more indexes of a
 // table, all built from one scan and made public together.
 func (m *Manager) SubmitAddIndex(dbName, tableName string, tableID int64, query string, specs []IndexSpec) (int64, error) {
-	m.mu.Lock()
-	m.nextID++
-	id := m.nextID
-	m.mu.Unlock()
 	j := &Job{
-		ID: id, Type: JobAddIndex, DBName: dbName, TableName: tableName, TableID: tableID,
+		Type: JobAddIndex, DBName: dbName, TableName: tableName, TableID: tableID,
 		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Indexes: specs,
-		Mode: "txn", Created: time.Now(),
+		Mode: "txn",
 	}
 	if m.settings().FastReorg {
 		j.Mode = "ingest"
 	}
+	return m.submit(j)
+}
+
+// submit stores a new job and wakes the scheduler.
+func (m *Manager) submit(j *Job) (int64, error) {
+	m.mu.Lock()
+	m.nextID++
+	id := m.nextID
+	m.mu.Unlock()
+	j.ID, j.Created = id, time.Now()
 	txn := m.store.Begin()
 	if err := putJob(txn, j); err != nil {
 		txn.Rollback()
@@ -305,13 +339,66 @@ func (m *Manager) Cancel(id int64) error {
 		if j.State == JobRollingBack {
 			return fmt.Errorf("job %d is already rolling back", id)
 		}
-		if j.SchemaState == catalog.StatePublic {
+		if (j.Type == JobAddIndex || j.Type == JobAddColumn) && j.SchemaState == catalog.StatePublic {
 			return fmt.Errorf("job %d is almost done and can't be cancelled now", id)
+		}
+		if j.Type == JobDropIndex && j.SchemaState != catalog.StatePublic {
+			return fmt.Errorf("job %d has started dropping its index and can't be cancelled", id)
 		}
 		j.CancelRequested = true
 		j.PauseRequested = false
+		if stop := m.stopWait[id]; stop != nil {
+			stop()
+		}
 		return nil
 	})
+}
+
+// EndTableJobs cancels every unfinished job on the given tables and waits
+// until each has reached a final state, with its index data, change logs,
+// checkpoints and temp files gone: what DROP TABLE, TRUNCATE TABLE and
+// DROP DATABASE do before they touch the table. A job too far along to be
+// cancelled (its indexes already public) is waited for instead.
+func (m *Manager) EndTableJobs(ctx context.Context, tableIDs ...int64) error {
+	ids := m.tableJobs(tableIDs)
+	for _, id := range ids {
+		m.Cancel(id) // refused only when the job is finished or nearly so
+	}
+	return m.waitJobs(ctx, ids)
+}
+
+// WaitTableJobs waits until every job on the given tables that is not
+// finished has finished, as a statement that needs the table to itself
+// (RENAME TABLE) waits for an ALTER in MySQL.
+func (m *Manager) WaitTableJobs(ctx context.Context, tableIDs ...int64) error {
+	return m.waitJobs(ctx, m.tableJobs(tableIDs))
+}
+
+// tableJobs lists the unfinished jobs on the given tables.
+func (m *Manager) tableJobs(tableIDs []int64) []int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []int64
+	for id, j := range m.jobs {
+		if slices.Contains(tableIDs, j.TableID) && !j.State.Finished() {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (m *Manager) waitJobs(ctx context.Context, ids []int64) error {
+	for _, id := range ids {
+		m.mu.Lock()
+		ch := m.done[id]
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // Pause asks a running job to stop at its next checkpoint.
@@ -319,6 +406,12 @@ func (m *Manager) Pause(id int64) error {
 	return m.request(id, func(j *Job) error {
 		if j.State == JobRollingBack || j.CancelRequested {
 			return fmt.Errorf("job %d is rolling back and can't be paused", id)
+		}
+		if j.Type == JobDropIndex {
+			return fmt.Errorf("job %d drops an index and can't be paused", id)
+		}
+		if j.Type == JobAddColumn {
+			return fmt.Errorf("job %d adds a column instantly and can't be paused", id)
 		}
 		if j.State == JobPaused || j.PauseRequested {
 			return fmt.Errorf("job %d is already paused", id)
@@ -393,3 +486,18 @@ func (m *Manager) Jobs(n int) []*Job {
 
 // Job returns one job.
 func (m *Manager) Job(id int64) (*Job, bool) { return m.snapshot(id) }
+
+// Checkpoints counts a job's stored task checkpoints (none once the job
+// has finished).
+func (m *Manager) Checkpoints(id int64) int {
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	p := taskKey(id, 0)[:len(prefixReorg)+8]
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	defer it.Close()
+	n := 0
+	for ; it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}

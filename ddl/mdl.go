@@ -58,14 +58,14 @@ func (l *Lease) Renew(v int64) {
 	l.m.mu.Unlock()
 }
 
-// Oldest returns the lease with the lowest version below v, other than
+// Oldest returns the oldest lease on a version in [lo, v), other than
 // except, or nil.
-func (m *MDL) Oldest(v int64, except *Lease) *Lease {
+func (m *MDL) Oldest(lo, v int64, except *Lease) *Lease {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var oldest *Lease
 	for l := range m.leases {
-		if l != except && l.Version < v && (oldest == nil || l.Started.Before(oldest.Started)) {
+		if l != except && l.Version >= lo && l.Version < v && (oldest == nil || l.Started.Before(oldest.Started)) {
 			oldest = l
 		}
 	}
@@ -76,11 +76,18 @@ func (m *MDL) Oldest(v int64, except *Lease) *Lease {
 // issuing session's own). report is called, at most once per interval,
 // with the lease that holds the change up for longer than warnAfter.
 func (m *MDL) Wait(ctx context.Context, v int64, except *Lease, warnAfter time.Duration, report func(*Lease)) error {
+	return m.WaitRange(ctx, 0, v, except, warnAfter, report)
+}
+
+// WaitRange is Wait for the leases on versions in [lo, v) only: a schema
+// change that is being undone need not wait for transactions that began
+// before it started, since they never saw it.
+func (m *MDL) WaitRange(ctx context.Context, lo, v int64, except *Lease, warnAfter time.Duration, report func(*Lease)) error {
 	start := time.Now()
 	lastReport := time.Time{}
 	sleep := 200 * time.Microsecond
 	for {
-		l := m.Oldest(v, except)
+		l := m.Oldest(lo, v, except)
 		if l == nil {
 			return nil
 		}

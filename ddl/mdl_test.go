@@ -17,7 +17,7 @@ func TestMDLWaitsForOlderLeasesOnly(t *testing.T) {
 
 	// A lease on the new version does not hold the change up; one on the
 	// old version does, unless it is the issuer's own.
-	if l := m.Oldest(6, self); l != old {
+	if l := m.Oldest(0, 6, self); l != old {
 		t.Fatalf("oldest blocking lease = %v, want old", l)
 	}
 	var reported []string
@@ -53,11 +53,11 @@ func TestMDLWaitsForOlderLeasesOnly(t *testing.T) {
 func TestLeaseRenew(t *testing.T) {
 	m := NewMDL()
 	l := m.Acquire(func() int64 { return 1 }, "x")
-	if m.Oldest(2, nil) != l {
+	if m.Oldest(0, 2, nil) != l {
 		t.Fatal("lease on version 1 does not block version 2")
 	}
 	l.Renew(2)
-	if m.Oldest(2, nil) != nil {
+	if m.Oldest(0, 2, nil) != nil {
 		t.Fatal("renewed lease still blocks")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
@@ -33,8 +34,15 @@ func (m *Manager) run(id int64) {
 		case <-ctx.Done():
 		}
 	}()
-	err := m.runAddIndex(ctx, id)
-	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() != nil {
+	run := m.runAddIndex
+	switch j, _ := m.snapshot(id); j.Type {
+	case JobDropIndex:
+		run = m.runDropIndex
+	case JobAddColumn:
+		run = m.runAddColumn
+	}
+	err := run(ctx, id)
+	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() != nil || errors.Is(err, errKilled) {
 		return
 	}
 	m.log.Error("DDL job stopped", "job", id, "err", err)
@@ -82,22 +90,57 @@ func (m *Manager) step(ctx context.Context, id int64, fn func(ch *catalog.Change
 	return m.waitMDL(ctx, id, s.Version)
 }
 
+// waitMDL waits until every transaction runs with schema version v or
+// later, showing in the job's comment which connection it waits for. A
+// cancel request ends the wait (errCancelRequested). While the job rolls
+// back, transactions that began before the job's first step are not
+// waited for: they never saw its indexes.
 func (m *Manager) waitMDL(ctx context.Context, id int64, v int64) error {
 	warn := m.settings().MDLWarnAfter
 	if warn <= 0 {
 		warn = 10 * time.Second
 	}
-	err := m.MDL.Wait(ctx, v, nil, warn, func(l *Lease) {
+	j, _ := m.snapshot(id)
+	var lo int64
+	if j.State == JobRollingBack {
+		lo = j.FirstVersion
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	m.mu.Lock()
+	m.stopWait[id] = stop
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.stopWait, id)
+		m.mu.Unlock()
+	}()
+	cancellable := j.State != JobRollingBack && j.SchemaState != catalog.StatePublic
+	if j.CancelRequested && cancellable {
+		return errCancelRequested
+	}
+	start := time.Now()
+	var logged time.Time
+	err := m.MDL.WaitRange(wctx, lo, v, nil, time.Second, func(l *Lease) {
 		msg := fmt.Sprintf("waiting for a transaction started %s ago on schema version %d (%s)",
 			time.Since(l.Started).Round(time.Second), l.Version, l.Owner)
 		m.update(id, func(j *Job) { j.Comment = msg })
-		m.log.Warn("DDL job waits on the metadata lock", "job", id, "txn", l.Owner, "age", time.Since(l.Started).String())
+		if time.Since(start) > warn && time.Since(logged) > warn {
+			logged = time.Now()
+			m.log.Warn("DDL job waits on the metadata lock", "job", id, "txn", l.Owner, "age", time.Since(l.Started).String())
+		}
 	})
 	m.update(id, func(j *Job) {
 		if strings.HasPrefix(j.Comment, "waiting for a transaction") {
 			j.Comment = ""
 		}
 	})
+	if err != nil && ctx.Err() == nil {
+		if !cancellable {
+			return m.waitMDL(ctx, id, v) // a late cancel request changes nothing
+		}
+		return errCancelRequested
+	}
 	return err
 }
 
@@ -135,7 +178,8 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if j.CancelRequested && j.State != JobRollingBack {
+		// Once public, the indexes are in use: too late to cancel.
+		if j.CancelRequested && j.State != JobRollingBack && j.SchemaState != catalog.StatePublic {
 			if err := m.startRollback(ctx, id, ErrCancelled); err != nil {
 				return err
 			}
@@ -164,9 +208,10 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 				}
 			})
 		}
-		var err error
-		switch j.SchemaState {
-		case catalog.StateAbsent:
+		err := m.stall(ctx, id, stateName(j.SchemaState))
+		switch {
+		case err != nil:
+		case j.SchemaState == catalog.StateAbsent:
 			err = m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
 				if t == nil {
 					return errNoTable(j)
@@ -198,22 +243,23 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 					}
 				}
 				j.SchemaState = catalog.StateDeleteOnly
+				j.FirstVersion = ch.Schema().Version + 1 // the version this change publishes
 				j.State = JobRunning
 				if j.Start.IsZero() {
 					j.Start = time.Now()
 				}
 				return nil
 			})
-			if err != nil && !isRetryable(err) {
+			if err != nil && !isRetryable(err) && !errors.Is(err, errCancelRequested) && ctx.Err() == nil {
 				// Nothing was written: the job fails as it stands.
 				m.fail(id, err)
 				continue
 			}
-		case catalog.StateDeleteOnly:
+		case j.SchemaState == catalog.StateDeleteOnly:
 			err = m.setIndexState(ctx, id, catalog.StateWriteOnly)
-		case catalog.StateWriteOnly:
+		case j.SchemaState == catalog.StateWriteOnly:
 			err = m.setIndexState(ctx, id, catalog.StateWriteReorg)
-		case catalog.StateWriteReorg:
+		case j.SchemaState == catalog.StateWriteReorg:
 			if j.Mode == "ingest" {
 				err = m.ingestBackfill(ctx, id)
 				if err == nil {
@@ -225,7 +271,7 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 			if err == nil {
 				err = m.setIndexState(ctx, id, catalog.StatePublic)
 			}
-		case catalog.StatePublic:
+		case j.SchemaState == catalog.StatePublic:
 			if err = m.clearChangeLogs(j); err != nil {
 				break
 			}
@@ -239,14 +285,21 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if errors.Is(err, errKilled) {
+				return err
+			}
 			if errors.Is(err, errPaused) {
 				continue
 			}
 			if errors.Is(err, errCancelRequested) {
 				continue
 			}
-			if isRetryable(err) {
-				time.Sleep(10 * time.Millisecond)
+			if cur, _ := m.snapshot(id); isRetryable(err) || cur.SchemaState == catalog.StatePublic {
+				// Public indexes are in use: too late to roll back, so
+				// what is left (clearing the change logs) is retried.
+				if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := m.startRollback(ctx, id, err); err != nil {
@@ -259,7 +312,19 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 var (
 	errPaused          = errors.New("ddl: job paused")
 	errCancelRequested = errors.New("ddl: cancel requested")
+	// errKilled stops a job where it stands, persisting nothing more, as
+	// a crash would: tests inject it through Manager.hook.
+	errKilled = errors.New("ddl: job killed")
 )
+
+// at calls the test hook, if any, at a named point of a job's life: its
+// schema states, the ingest phases, and each transactional batch.
+func (m *Manager) at(id int64, point string) error {
+	if m.hook == nil {
+		return nil
+	}
+	return m.hook(id, point)
+}
 
 func isRetryable(err error) bool { return errors.Is(err, kv.ErrWriteConflict) }
 
@@ -311,6 +376,14 @@ func errText(err error) (string, uint16) {
 	if errors.As(err, &e) {
 		return e.Msg, e.Code
 	}
+	var full *kv.DiskFullError
+	if errors.As(err, &full) {
+		return fmt.Sprintf("Disk full (%s); waiting for someone to free some space... (errno: 28 - No space left on device)", full.Path), 1021
+	}
+	// The sort runs and sstables of an ingest build go to the temp dir.
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Sprintf("Temporary file write failure (%v)", err), 1878
+	}
 	type coded interface{ SQLCode() uint16 }
 	if c, ok := err.(coded); ok {
 		return err.Error(), c.SQLCode()
@@ -332,7 +405,8 @@ func (m *Manager) startRollback(ctx context.Context, id int64, cause error) erro
 // at a time, then deletes every entry they got.
 func (m *Manager) rollback(ctx context.Context, id int64) error {
 	j, _ := m.snapshot(id)
-	if j.SchemaState > catalog.StateDeleteOnly {
+	// A dropped table takes its indexes with it: straight to absent.
+	if _, ok := m.cat.Current().TableByID(j.TableID); ok && j.SchemaState > catalog.StateDeleteOnly {
 		if err := m.setIndexState(ctx, id, catalog.StateDeleteOnly); err != nil {
 			return err
 		}
@@ -443,6 +517,10 @@ func (m *Manager) planTasks(j *Job) ([]Task, int64, error) {
 		return nil, 0, err
 	}
 	span := uint64(hi - lo)
+	rows, err := m.estimateRows(txn, j.TableID)
+	if err != nil {
+		return nil, 0, err
+	}
 	n := uint64(64)
 	if span+1 < n {
 		n = span + 1
@@ -457,7 +535,39 @@ func (m *Manager) planTasks(j *Job) ([]Task, int64, error) {
 			break
 		}
 	}
-	return tasks, int64(span + 1), nil
+	return tasks, rows, nil
+}
+
+// estimateRows estimates a table's row count for the job's progress: the
+// rows themselves up to sampleRows, beyond that the sample scaled by the
+// table's bytes on disk over the sample's.
+func (m *Manager) estimateRows(txn *kv.Txn, tableID int64) (int64, error) {
+	const sampleRows = 100_000
+	p := codec.RecordPrefix(tableID)
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	defer it.Close()
+	var n, raw int64
+	for ; it.Valid() && n < sampleRows; it.Next() {
+		n++
+		raw += int64(len(it.Key()) + len(it.Value()))
+	}
+	if err := it.Err(); err != nil || !it.Valid() {
+		return n, err
+	}
+	sample, err := m.store.EstimateBytes(p, it.Key())
+	if err != nil {
+		return 0, err
+	}
+	all, err := m.store.EstimateBytes(p, codec.PrefixEnd(p))
+	if err != nil {
+		return 0, err
+	}
+	if sample == 0 {
+		// The sample is still in the memtables: scale by its raw size
+		// instead, which the on-disk size (compressed) may undercut.
+		return n + int64(float64(all)/float64(raw)*float64(n)), nil
+	}
+	return int64(float64(n) * float64(all) / float64(sample)), nil
 }
 
 // prepareTasks splits the table into tasks the first time, and brings a
@@ -497,8 +607,10 @@ func (m *Manager) prepareTasks(id int64) (*Job, *catalog.Table, []int64, error) 
 	return j, t, ids, nil
 }
 
+// errNoTable is a job's failure once its table is gone (dropped, or its
+// database dropped, while the job was queued or running).
 func errNoTable(j *Job) error {
-	return errNoTable(j)
+	return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
 }
 
 // backfill fills the job's indexes from every row that existed when the
@@ -651,6 +763,9 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 	pc := m.newPacer(m.settings().Workers)
 	for !task.Done {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := m.stall(ctx, j.ID, "backfill"); err != nil {
 			return err
 		}
 		batch := max(1, m.settings().BatchSize)

@@ -248,7 +248,7 @@ func splitKeys(srcs []rangeSource, parts int) [][]byte {
 // goroutine per range writing to its own sink: the sinks' outputs are
 // sorted and do not overlap each other. A duplicate key always falls into
 // one range, so dup sees every duplicate.
-func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v []byte) error, dup func(k []byte) error) error {
+func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v []byte) error, dup func(k, v []byte) error) error {
 	bounds := splitKeys(srcs, parts)
 	// The prefix every key shares: that of the smallest and the largest.
 	var lo, hi []byte
@@ -341,8 +341,8 @@ func (h mergeHeap) down(i int) {
 // merge emits the pairs of all sources in key order; every key shares its
 // first skip bytes with all others. Two equal keys are a duplicate of a
 // unique index (every other key carries its row's handle): dup is called
-// with the key and its error ends the merge.
-func merge(srcs []source, skip int, emit func(k, v []byte) error, dup func(k []byte) error) error {
+// with the key and the second pair's value, and its error ends the merge.
+func merge(srcs []source, skip int, emit func(k, v []byte) error, dup func(k, v []byte) error) error {
 	var h mergeHeap
 	for _, s := range srcs {
 		k, v, ok, err := s.next()
@@ -361,7 +361,7 @@ func merge(srcs []source, skip int, emit func(k, v []byte) error, dup func(k []b
 	for len(h) > 0 {
 		it := &h[0]
 		if !first && bytes.Equal(prev, it.k) {
-			return dup(it.k)
+			return dup(it.k, it.v)
 		}
 		if err := emit(it.k, it.v); err != nil {
 			return err

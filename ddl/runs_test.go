@@ -77,7 +77,7 @@ func TestMergeParallel(t *testing.T) {
 				outs[p] = append(outs[p], bytes.Clone(k))
 				return nil
 			}
-		}, func(k []byte) error { return fmt.Errorf("false duplicate %q", k) })
+		}, func(k, _ []byte) error { return fmt.Errorf("false duplicate %q", k) })
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -102,7 +102,7 @@ func TestMergeParallelFindsDuplicates(t *testing.T) {
 		var found []byte
 		err := mergeParallel(append(srcs, extra), 1+rng.Intn(6), func(int) func(k, v []byte) error {
 			return func(k, v []byte) error { return nil }
-		}, func(k []byte) error { found = bytes.Clone(k); return errDup })
+		}, func(k, _ []byte) error { found = bytes.Clone(k); return errDup })
 		if !errors.Is(err, errDup) || !bytes.Equal(found, dupKey) {
 			t.Fatalf("seed %d: err %v, found %q, want duplicate %q", seed, err, found, dupKey)
 		}

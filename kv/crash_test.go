@@ -22,6 +22,7 @@ import (
 const (
 	crashDirEnv    = "KV_CRASH_CHILD_DIR"
 	crashSeqEnv    = "KV_CRASH_CHILD_SEQ"
+	crashNoSyncEnv = "KV_CRASH_CHILD_NOSYNC"
 	crashAccounts  = 16
 	crashInitial   = 1000
 	crashMarkers   = 3 // per-transaction marker keys, all written with its seq
@@ -39,7 +40,8 @@ func TestCrashChild(t *testing.T) {
 	}
 	firstSeq, _ := strconv.Atoi(os.Getenv(crashSeqEnv))
 	// Aggressive background GC adds deletions to the mix being killed.
-	s, err := Open(Options{Dir: dir, GCLifetime: time.Millisecond, GCInterval: 10 * time.Millisecond})
+	s, err := Open(Options{Dir: dir, GCLifetime: time.Millisecond, GCInterval: 10 * time.Millisecond,
+		NoSync: os.Getenv(crashNoSyncEnv) != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -82,6 +84,19 @@ func TestCrashChild(t *testing.T) {
 }
 
 func TestCrashAtomicity(t *testing.T) {
+	testCrash(t, false, 100, 50)
+}
+
+// TestCrashNoSync checks the relaxed mode's promise: a commit acknowledged
+// without fsync has still reached the operating system, so killing the
+// process loses none (only an OS crash or power loss may). The child commits
+// thousands of transactions a second here, so a kill lands among many
+// acknowledged but unsynced commits.
+func TestCrashNoSync(t *testing.T) {
+	testCrash(t, true, 3000, 1000)
+}
+
+func testCrash(t *testing.T, noSync bool, minAcks, step int) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
@@ -100,7 +115,7 @@ func TestCrashAtomicity(t *testing.T) {
 	var maxAckTS uint64
 	nextSeq := 0
 	for round := range 3 {
-		seqs, ts := runCrashChild(t, dir, nextSeq, 100+round*50)
+		seqs, ts := runCrashChild(t, dir, nextSeq, minAcks+round*step, noSync)
 		for _, n := range seqs {
 			acked[n] = true
 			nextSeq = max(nextSeq, n)
@@ -117,12 +132,15 @@ func TestCrashAtomicity(t *testing.T) {
 // runCrashChild starts the child, kills it after it acknowledged at least
 // minAcks commits, and returns every acknowledged seq and the largest
 // acknowledged commit timestamp.
-func runCrashChild(t *testing.T, dir string, firstSeq, minAcks int) (seqs []int, maxTS uint64) {
+func runCrashChild(t *testing.T, dir string, firstSeq, minAcks int, noSync bool) (seqs []int, maxTS uint64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashSeqEnv+"="+strconv.Itoa(firstSeq))
+	if noSync {
+		cmd.Env = append(cmd.Env, crashNoSyncEnv+"=1")
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()

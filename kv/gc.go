@@ -49,6 +49,8 @@ func (s *Store) gcLoop(interval time.Duration) {
 		switch {
 		case errors.Is(err, errClosed):
 			return
+		case errors.Is(err, ErrDiskFull):
+			s.log.Debug("kv: GC pass skipped", "err", err)
 		case err != nil:
 			s.log.Error("kv: GC pass failed", "err", err, "removed", removed)
 		case removed > 0:
@@ -79,6 +81,9 @@ func (s *Store) runGC(pace float64) (removed int, err error) {
 	defer s.gcMu.Unlock()
 	if s.isClosed() {
 		return 0, errClosed
+	}
+	if err := s.disk.Err(); err != nil {
+		return 0, err
 	}
 
 	sp := s.computeSafePoint()
@@ -251,6 +256,9 @@ func (g *gcPass) finishKey() error {
 func (g *gcPass) flush() error {
 	if g.batch.Empty() {
 		return nil
+	}
+	if err := g.s.disk.Err(); err != nil {
+		return err
 	}
 	// Unsynced: a deletion lost in a crash is simply redone by a later pass.
 	err := g.batch.Commit(pebble.NoSync)

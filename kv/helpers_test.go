@@ -13,13 +13,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// metricValue reads a counter's value or a histogram's sample count.
+// metricValue reads a counter's or gauge's value or a histogram's sample
+// count.
 func metricValue(t testing.TB, m prometheus.Metric) float64 {
 	t.Helper()
 	var out dto.Metric
 	must(t, m.Write(&out))
 	if h := out.GetHistogram(); h != nil {
 		return float64(h.GetSampleCount())
+	}
+	if g := out.GetGauge(); g != nil {
+		return g.GetValue()
 	}
 	return out.GetCounter().GetValue()
 }

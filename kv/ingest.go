@@ -164,6 +164,19 @@ func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
 	if s.isClosed() {
 		return errClosed
 	}
+	if err := s.disk.Err(); err != nil {
+		return err
+	}
+	if s.walSync != nil {
+		// Ingestion makes its files durable at once (through the MANIFEST),
+		// while relaxed mode may not have fsynced the last commits yet: an
+		// OS crash must not keep ingested versions but lose commits
+		// acknowledged before them (such as the schema change they belong
+		// to), so the WAL is fsynced first.
+		if err := s.walSync.syncAll(); err != nil {
+			return err
+		}
+	}
 	stats, err := s.db.IngestWithStats(ctx, paths)
 	if err == nil {
 		s.log.Info("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)
@@ -197,6 +210,9 @@ func (s *Store) ClearRange(lo, hi []byte) error {
 	}
 	if s.isClosed() {
 		return errClosed
+	}
+	if err := s.disk.Err(); err != nil {
+		return err
 	}
 	// Escaping preserves order, and every version of a key below hi
 	// sorts below escape(hi) (see the layout in keys.go).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -27,8 +28,13 @@ var ErrTxnDone = errors.New("kv: transaction already committed or rolled back")
 
 // Options configures a Store.
 type Options struct {
-	Dir        string        // data directory for Pebble
-	NoSync     bool          // relax durability (no WAL fsync on commit); default false = durable
+	Dir string // data directory for Pebble
+	// NoSync relaxes durability: a commit returns once its WAL record is
+	// written to the operating system, and the WAL is fsynced about once a
+	// second (walsync.go). A crash of the process loses no acknowledged
+	// commit; a crash of the machine may lose the last second's. Default
+	// false: every commit is fsynced before it returns.
+	NoSync     bool
 	GCLifetime time.Duration // default 10*time.Minute when zero
 	GCInterval time.Duration // how often background GC runs; default 1*time.Minute when zero; negative disables background GC
 	Logger     *slog.Logger  // may be nil -> slog.Default()
@@ -40,6 +46,10 @@ type Options struct {
 	// MemTableSize is the size of one memtable; default 32 MiB (at most a
 	// quarter of CacheSize) when zero.
 	MemTableSize int64
+
+	// fs is the file system under the store; tests inject failures with
+	// it. Default vfs.Default.
+	fs vfs.FS
 }
 
 const (
@@ -67,6 +77,8 @@ type Store struct {
 	db        *pebble.DB
 	popts     *pebble.Options // for writers of ingested sstables
 	cache     *pebble.Cache   // the DB holds the reference
+	walSync   *walSyncFS      // NoSync only
+	disk      *diskFS         // notices a full disk (diskfull.go)
 	log       *slog.Logger
 	writeOpts *pebble.WriteOptions
 	lifetime  time.Duration
@@ -164,6 +176,27 @@ func Open(opts Options) (*Store, error) {
 		MemTableStopWritesThreshold: 4,
 		Logger:                      pebbleLogger{opts.Logger},
 	}
+	if opts.fs == nil {
+		opts.fs = vfs.Default
+	}
+	// The reserve holds the WAL Pebble preallocates (1.1 memtables) and
+	// the flush of one memtable: a commit admitted just before the disk
+	// filled may need that flush to leave Pebble's write stall. After a
+	// full disk, writes resume once there is room for flushing two
+	// memtables besides it, and Pebble has flushed what piled up.
+	disk := newDiskFS(opts.fs, opts.Dir, opts.Logger, 2*opts.MemTableSize+opts.MemTableSize/5, 2*opts.MemTableSize)
+	popts.FS = disk
+	var walSync *walSyncFS
+	if opts.NoSync {
+		walSync = newWALSyncFS(disk, opts.Logger, walSyncInterval)
+		popts.FS = walSync
+	}
+	closeFS := func() {
+		if walSync != nil {
+			walSync.Close()
+		}
+		disk.Close()
+	}
 	// Filters are keyed on user keys (comparer.Split), so a point read
 	// skips every sstable without a version of its key; L0 included, where
 	// a hot key's recent versions and everything else flushed meet.
@@ -173,6 +206,10 @@ func Open(opts Options) (*Store, error) {
 	}
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {
+		closeFS()
+		if isNoSpace(err) {
+			err = &DiskFullError{Path: opts.Dir, Err: err}
+		}
 		return nil, fmt.Errorf("kv: open pebble at %s: %w", opts.Dir, err)
 	}
 
@@ -180,6 +217,8 @@ func Open(opts Options) (*Store, error) {
 		db:       db,
 		popts:    popts.Clone(),
 		cache:    cache,
+		walSync:  walSync,
+		disk:     disk,
 		log:      opts.Logger,
 		lifetime: opts.GCLifetime,
 		live:     make(map[uint64]int),
@@ -190,29 +229,37 @@ func Open(opts Options) (*Store, error) {
 	s.popts.EnsureDefaults()
 	s.hwmCond.L = &s.mu
 	s.latches.init()
-	if opts.NoSync {
-		s.writeOpts = pebble.NoSync
-	} else {
-		// Concurrent committers each ask for a synced commit; Pebble's commit
-		// pipeline groups everything queued behind one WAL fsync, so this
-		// costs one fsync per group, not per transaction.
-		s.writeOpts = pebble.Sync
-	}
+	// Concurrent committers each ask for a synced commit; Pebble's commit
+	// pipeline groups everything queued behind one WAL fsync, so this costs
+	// one fsync per group, not per transaction. With NoSync too: the commit
+	// then waits for its WAL record's write, and walSync defers the fsync.
+	s.writeOpts = pebble.Sync
 
 	hwm, err := s.readMetaUint64(hwmKey)
 	if err == nil {
 		s.safePoint, err = s.readMetaUint64(safePointKey)
 	}
 	if err == nil {
-		// Push the mark past both the old one and the clock before the first
-		// commit so that it need not wait. last starts at the old mark, so the
-		// first timestamp handed out is above everything ever handed out.
-		target := max(hwm, wallClock()) + uint64(hwmLead)
-		err = s.db.Set(hwmKey, binary.BigEndian.AppendUint64(nil, target), pebble.Sync)
-		s.last, s.hwm = hwm, target
+		// last starts at the old mark, so the first timestamp handed out is
+		// above everything ever handed out.
+		s.last, s.hwm = hwm, hwm
+		disk.backlog = func() bool { return s.db.Metrics().MemTable.Count > 1 }
+		disk.start()
+		if ferr := disk.Err(); ferr != nil {
+			// Opened on a full disk: serve reads, and leave the write to
+			// the first commit after space is freed.
+			s.log.Warn("kv: opened on a full disk; writes fail until space is freed", "err", ferr)
+		} else {
+			// Push the mark past both the old one and the clock before the
+			// first commit so that it need not wait.
+			target := max(hwm, wallClock()) + uint64(hwmLead)
+			err = s.db.Set(hwmKey, binary.BigEndian.AppendUint64(nil, target), pebble.Sync)
+			s.hwm = target
+		}
 	}
 	if err != nil {
 		_ = db.Close()
+		closeFS()
 		return nil, fmt.Errorf("kv: open: %w", err)
 	}
 
@@ -253,8 +300,19 @@ func (s *Store) Close() error {
 	s.bg.Wait()   // GC loop and any high-water mark write
 	s.gcMu.Lock() // a pass started through RunGC
 	defer s.gcMu.Unlock()
-	return s.db.Close()
+	// Stopped first: Pebble's Close waits for a flush in progress, which
+	// may be paced by a full disk.
+	s.disk.Close()
+	err := s.db.Close()
+	if s.walSync != nil {
+		s.walSync.Close()
+	}
+	return err
 }
+
+// DiskFull returns a *DiskFullError while the store refuses writes because
+// its file system is full, else nil.
+func (s *Store) DiskFull() error { return s.disk.Err() }
 
 // ChargeCache charges n bytes of memory held elsewhere to the block cache,
 // which shrinks by as much until release is called, as Pebble does for
@@ -507,5 +565,14 @@ func newMetrics() metrics {
 // Collectors returns the store's Prometheus collectors.
 func (s *Store) Collectors() []prometheus.Collector {
 	m := &s.metrics
-	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur}
+	diskFull := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "kv_disk_full",
+		Help: "1 while writes are refused because the data directory's file system is full, else 0.",
+	}, func() float64 {
+		if s.disk.Err() != nil {
+			return 1
+		}
+		return 0
+	})
+	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, diskFull}
 }

@@ -52,7 +52,7 @@ type Txn struct {
 	// to it. The price is that a long transaction pins the memtables and
 	// sstables that existed when it first read.
 	pointIter *pebble.Iterator
-	lo, hi    []byte
+	lo        []byte // the seek key of point reads, reused
 
 	// iters are the transaction's open iterators, closed when it finishes.
 	iters []*txnIter
@@ -263,6 +263,9 @@ func (t *Txn) Commit() (commitTS uint64, err error) {
 // it out of flight.
 func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err error) {
 	s := t.s
+	if err := s.disk.Err(); err != nil {
+		return 0, err
+	}
 	// The iterator must be created after latching: only then is it
 	// guaranteed to contain every earlier commit to these keys.
 	it, err := s.db.NewIter(nil)

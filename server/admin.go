@@ -22,7 +22,7 @@ var (
 	reShowJobs       = regexp.MustCompile(`(?i)^show\s+ddl\s+jobs(?:\s+(\d+))?$`)
 	reShowJobQueries = regexp.MustCompile(`(?i)^show\s+ddl\s+job\s+queries\s+([\d\s,]+)$`)
 	reJobControl     = regexp.MustCompile(`(?i)^(cancel|pause|resume)\s+ddl\s+jobs\s+([\d\s,]+)$`)
-	reCheckTable     = regexp.MustCompile("(?i)^check\\s+table\\s+(.+)$")
+	reCheckTable     = regexp.MustCompile(`(?i)^check\s+table\s+(.+)$`)
 	reCheckIndex     = regexp.MustCompile("(?i)^check\\s+index\\s+([`\\w.]+)\\s+`?(\\w+)`?$")
 )
 

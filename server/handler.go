@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime/debug"
@@ -11,10 +12,14 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
-// handler wraps go-mysql-server's protocol handler to give errors MySQL's
-// exact texts, count statements, and turn a panic inside one statement
+// handler wraps go-mysql-server's protocol handler to keep the status
+// flags of OK and EOF packets true (status.go), give errors MySQL's codes
+// and texts (errors.go), refuse what go-mysql-server would mishandle
+// (precheck.go), count statements, and turn a panic inside one statement
 // into error 1105 for that client instead of a dead server.
 type handler struct {
 	mysql.Handler
@@ -34,87 +39,303 @@ func (h *handler) recoverTo(err *error, query string) {
 	}
 }
 
-func (h *handler) done(query string, err error) error {
+func (h *handler) done(c *mysql.Conn, query string, err error) error {
 	result := "ok"
 	if err != nil {
 		result = "error"
 	}
 	h.s.stmts.WithLabelValues(statementType(query), result).Inc()
-	return fixError(err)
+	if err == nil {
+		return nil
+	}
+	return mapError(err, h.stmtInfo(c, query))
+}
+
+// NewConnection registers the connection and gives the handshake the
+// status flags a new session will have.
+func (h *handler) NewConnection(c *mysql.Conn) {
+	h.Handler.NewConnection(c)
+	st := &connState{mc: c}
+	st.handshake = globalFlags()
+	st.noBackslash.Store(st.handshake&statusNoBackslashEsc != 0)
+	c.StatusFlags = c.StatusFlags&^sessionStatusMask | st.handshake
+	h.s.conns.Store(c.ConnectionID, st)
+	if pc, ok := c.Conn.(*protoConn); ok {
+		pc.attach(h.s, st)
+	}
+}
+
+func (h *handler) ConnectionClosed(c *mysql.Conn) {
+	h.waitPrev(c)
+	defer h.s.conns.Delete(c.ConnectionID)
+	h.s.fast.dropConn(c.ConnectionID)
+	h.Handler.ConnectionClosed(c)
+}
+
+func (h *handler) ConnectionAborted(c *mysql.Conn, reason string) error {
+	h.s.conns.Delete(c.ConnectionID)
+	h.s.fast.dropConn(c.ConnectionID)
+	return h.Handler.ConnectionAborted(c, reason)
+}
+
+// ComResetConnection: the connection's prepared statements (and their fast
+// paths) are gone.
+func (h *handler) ComResetConnection(c *mysql.Conn) error {
+	h.waitPrev(c)
+	defer h.syncStatus(c)
+	h.s.fast.dropConn(c.ConnectionID)
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		st.mu.Lock()
+		st.execErr, st.stmtTypes = nil, nil
+		st.mu.Unlock()
+	}
+	return fixError(h.Handler.ComResetConnection(c))
 }
 
 func (h *handler) ComInitDB(c *mysql.Conn, db string) error {
+	h.waitPrev(c)
+	defer h.syncStatus(c)
 	return fixError(h.Handler.ComInitDB(c, db))
 }
 
+// waitPrev waits until no abandoned statement of c uses its session.
+func (h *handler) waitPrev(c *mysql.Conn) {
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		st.waitPrev()
+	}
+}
+
+// spool wraps a result callback: before vitess writes an OK packet or a
+// result set's header, the status flags are brought up to date and the
+// result gets MySQL's affected-row count.
+func (h *handler) spool(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	typ := statementType(query)
+	dbBefore := ""
+	if typ == "drop" {
+		dbBefore = h.currentDB(c)
+	}
+	return func(r *sqltypes.Result, more bool) error {
+		h.syncStatus(c)
+		if typ == "set" && r != nil && len(r.Fields) == 0 {
+			// MySQL reports 0 rows affected for every SET statement.
+			r.RowsAffected = 0
+		}
+		if dbBefore != "" && h.currentDB(c) == "" && reDropDB.MatchString(query) {
+			// The OK of DROP DATABASE says the current database went.
+			c.StatusFlags |= statusDBDropped
+			defer func() { c.StatusFlags &^= statusDBDropped }()
+		}
+		if r != nil {
+			fixFields(r.Fields)
+		}
+		return cb(r, more)
+	}
+}
+
+// fixFields gives result columns the metadata MySQL sends: a BIT column
+// is binary (character set 63), so that drivers return its bytes rather
+// than a string.
+func fixFields(fields []*querypb.Field) {
+	for _, f := range fields {
+		if f.Type == querypb.Type_BIT {
+			f.Charset = 63
+			f.Flags |= uint32(querypb.MySqlFlag_BINARY_FLAG | querypb.MySqlFlag_UNSIGNED_FLAG)
+		}
+	}
+}
+
+var reDropDB = regexp.MustCompile(`(?i)^\s*DROP\s+(?:DATABASE|SCHEMA)\b`)
+
+// currentDB is the connection's current database.
+func (h *handler) currentDB(c *mysql.Conn) string {
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		if sess := st.session(); sess != nil {
+			return sess.GetCurrentDatabase()
+		}
+	}
+	return ""
+}
+
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
+	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
+	cb = h.spool(c, query, cb)
 	if isAdmin(query) {
 		var res *sqltypes.Result
 		if res, err = h.admin(c, query); err == nil {
 			err = cb(res, false)
 		}
-		return h.done(query, err)
+		return h.done(c, query, err)
+	}
+	if err = h.precheck(c, query); err != nil {
+		return h.done(c, query, err)
 	}
 	if q, noop := h.ifExists(c, query); noop {
-		return h.done(query, cb(&sqltypes.Result{}, false))
+		return h.done(c, query, cb(&sqltypes.Result{}, false))
 	} else {
 		query = q
 	}
+	query = rsql.QuotePrimaryInHints(query)
 	if query, err = checkDDLOptions(query); err != nil {
-		return h.done(query, err)
+		return h.done(c, query, err)
 	}
-	err = h.Handler.ComQuery(ctx, c, query, cb)
-	return h.done(query, err)
+	err = unwrapAbandoned(h.run(ctx, c, query, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+		return h.Handler.ComQuery(ctx, c, query, gate(cb))
+	}))
+	if err == nil {
+		h.afterKill(query)
+	}
+	return h.done(c, query, err)
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
+	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
 	if isAdmin(query) {
 		var res *sqltypes.Result
 		if res, err = h.admin(c, query); err == nil {
-			err = cb(res, false)
+			err = h.spool(c, query, cb)(res, false)
 		}
-		return "", h.done(query, err)
+		return "", h.done(c, query, err)
+	}
+	first := query
+	if f, _, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
+		first = f
+	}
+	if err = h.precheck(c, first); err != nil {
+		return "", h.done(c, first, err)
 	}
 	if q, noop := h.ifExists(c, query); noop {
-		return "", h.done(query, cb(&sqltypes.Result{}, false))
+		return "", h.done(c, query, h.spool(c, query, cb)(&sqltypes.Result{}, false))
 	} else {
 		query = q
 	}
+	query = rsql.QuotePrimaryInHints(query)
 	if query, err = checkDDLOptions(query); err != nil {
-		return "", h.done(query, err)
+		return "", h.done(c, query, err)
 	}
-	rest, err = h.Handler.ComMultiQuery(ctx, c, query, cb)
+	// The callback gets the results of query's first statement only,
+	// whose type statementType sees.
+	var got string
+	err = h.run(ctx, c, first, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+		var rerr error
+		got, rerr = h.Handler.ComMultiQuery(ctx, c, query, gate(h.spool(c, query, cb)))
+		return rerr
+	})
 	stmt := query
-	if len(rest) <= len(query) {
+	if errors.Is(err, errAbandoned) {
+		// The rest of the statements are not run, as in MySQL.
+		err, stmt = errors.Unwrap(err), first
+	} else if rest = got; len(rest) <= len(query) {
 		stmt = query[:len(query)-len(rest)]
 	}
-	return rest, h.done(stmt, err)
+	if err == nil {
+		h.afterKill(stmt)
+	}
+	return rest, h.done(c, stmt, err)
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) (f []*querypb.Field, err error) {
+	h.waitPrev(c)
+	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
+	if err = h.precheck(c, query); err != nil {
+		return nil, err
+	}
 	if query, err = checkDDLOptions(query); err != nil {
 		return nil, err
 	}
-	f, err = h.Handler.ComPrepare(ctx, c, query, p)
-	return f, fixError(err)
+	if tooManyPlaceholders(query) {
+		return nil, mysql.NewSQLError(1390, mysql.SSUnknownSQLState, "Prepared statement contains too many placeholders")
+	}
+	// go-mysql-server analyses the statement to prepare it, which a huge
+	// one makes take minutes: KILL and a disconnect stop it too.
+	var got []*querypb.Field
+	err = h.run(ctx, c, query, false, func(ctx context.Context, _ func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+		var perr error
+		got, perr = h.Handler.ComPrepare(ctx, c, query, p)
+		return perr
+	})
+	if errors.Is(err, errAbandoned) {
+		err = errors.Unwrap(err)
+	} else {
+		f = got
+	}
+	fixFields(f)
+	if err != nil {
+		err = mapError(err, h.stmtInfo(c, query))
+	} else {
+		h.fastPrepare(ctx, c, query, p)
+	}
+	return f, err
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) (err error) {
+	// With a cursor this runs on a goroutine of its own while the
+	// connection's goroutine serves fetches and sets cursor flags; it then
+	// touches the flags only before handing over its first result.
+	// A statement abandoned earlier may still be busy with the session
+	// (interrupt.go); the fast path uses it too.
+	h.waitPrev(c)
+	cursor := false
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		cursor = st.cursor.Load()
+	}
+	called := false
+	defer func() {
+		if !cursor || !called {
+			h.syncStatus(c)
+		}
+	}()
 	defer h.recoverTo(&err, p.PrepareStmt)
-	err = h.Handler.ComStmtExecute(ctx, c, p, cb)
-	return h.done(p.PrepareStmt, err)
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		st.mu.Lock()
+		bad := st.execErr[p.StatementID]
+		delete(st.execErr, p.StatementID)
+		st.mu.Unlock()
+		if bad != nil {
+			return h.done(c, p.PrepareStmt, bad)
+		}
+	}
+	spool := h.spool(c, p.PrepareStmt, func(r *sqltypes.Result, _ bool) error { return cb(r) })
+	send := func(r *sqltypes.Result) error {
+		if cursor && called {
+			return cb(r)
+		}
+		called = true
+		return spool(r, false)
+	}
+	if handled, ferr := h.fastExecute(ctx, c, p, send); handled {
+		return h.done(c, p.PrepareStmt, ferr)
+	}
+	exec := func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+		gated := gate(spool)
+		return h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
+			if cursor && called {
+				return cb(r)
+			}
+			called = true
+			return gated(r, false)
+		})
+	}
+	if cursor {
+		// The cursor's fetches are served while this runs.
+		err = exec(ctx, func(cb mysql.ResultSpoolFn) mysql.ResultSpoolFn { return cb })
+	} else {
+		err = unwrapAbandoned(h.run(ctx, c, p.PrepareStmt, true, exec))
+	}
+	return h.done(c, p.PrepareStmt, err)
 }
 
 func (h *handler) ComParsedQuery(ctx context.Context, c *mysql.Conn, query string, parsed sqlparser.Statement, cb mysql.ResultSpoolFn) (err error) {
+	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
-	err = h.ext.ComParsedQuery(ctx, c, query, parsed, cb)
-	return h.done(query, err)
+	err = h.ext.ComParsedQuery(ctx, c, query, parsed, h.spool(c, query, cb))
+	return h.done(c, query, err)
 }
 
 func (h *handler) ComPrepareParsed(ctx context.Context, c *mysql.Conn, query string, parsed sqlparser.Statement, p *mysql.PrepareData) (pq mysql.ParsedQuery, f []*querypb.Field, err error) {
+	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
 	pq, f, err = h.ext.ComPrepareParsed(ctx, c, query, parsed, p)
 	return pq, f, fixError(err)
@@ -127,70 +348,11 @@ func (h *handler) ComBind(ctx context.Context, c *mysql.Conn, query string, pq m
 }
 
 func (h *handler) ComExecuteBound(ctx context.Context, c *mysql.Conn, query string, bq mysql.BoundQuery, cb mysql.ResultSpoolFn) (err error) {
+	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
-	err = h.ext.ComExecuteBound(ctx, c, query, bq, cb)
-	return h.done(query, err)
+	err = h.ext.ComExecuteBound(ctx, c, query, bq, h.spool(c, query, cb))
+	return h.done(c, query, err)
 }
-
-// fixError gives go-mysql-server's generic texts MySQL's wording where
-// clients and tests match on it.
-func fixError(err error) error {
-	se, ok := err.(*mysql.SQLError)
-	if !ok {
-		return err
-	}
-	switch se.Num {
-	case mysql.ERDupEntry:
-		msg := se.Message
-		if i := strings.Index(msg, "Duplicate entry '"); i > 0 {
-			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg[i:])
-		}
-		if se.State == "" || se.State == mysql.SSUnknownSQLState {
-			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg)
-		}
-	case mysql.ERNoSuchTable:
-		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil {
-			return mysql.NewSQLError(mysql.ERNoSuchTable, "42S02", "Table '%s' doesn't exist", m[1])
-		}
-	case mysql.ERBadDb:
-		if m := reDBNotFound.FindStringSubmatch(se.Message); m != nil {
-			return mysql.NewSQLError(mysql.ERBadDb, "42000", "Unknown database '%s'", m[1])
-		}
-	case mysql.ERCantDropFieldOrKey:
-		if m := reCantDrop.FindStringSubmatch(se.Message); m != nil {
-			return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", m[1])
-		}
-	case mysql.ERUnknownError:
-		msg := se.Message
-		if m := reBlobKey.FindStringSubmatch(msg); m != nil {
-			return mysql.NewSQLError(mysql.ERBlobKeyWithoutLength, "42000", "BLOB/TEXT column '%s' used in key specification without a key length", m[1])
-		}
-		if strings.HasPrefix(msg, "incorrect prefix key") {
-			return mysql.NewSQLError(mysql.ERWrongSubKey, "HY000", "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
-		}
-		if strings.HasSuffix(msg, "cannot be altered") {
-			return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'ALTER TABLE column changes' (%s)", msg)
-		}
-		if m := reTableExists.FindStringSubmatch(msg); m != nil {
-			return mysql.NewSQLError(mysql.ERTableExists, "42S01", "Table '%s' already exists", m[1])
-		}
-		switch {
-		case strings.HasPrefix(msg, "syntax error"):
-			return mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; %s", msg)
-		case strings.HasPrefix(msg, "column \"") && strings.Contains(msg, "could not be found"):
-			return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "%s", msg)
-		}
-	}
-	return err
-}
-
-var (
-	reTableNotFound = regexp.MustCompile(`^table not found: (.*)$`)
-	reDBNotFound    = regexp.MustCompile(`^database not found: (.*)$`)
-	reBlobKey       = regexp.MustCompile(`^blob/text column '(.*)' used in key specification without a key length`)
-	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
-	reCantDrop      = regexp.MustCompile(`^(?:error: )?can't drop '(.*)'; check that column/key exists$`)
-)
 
 // statementType is the first keyword of a statement, for metrics.
 func statementType(q string) string {

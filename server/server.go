@@ -14,6 +14,8 @@ import (
 	"net/http/pprof"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	gmsserver "github.com/dolthub/go-mysql-server/server"
@@ -48,6 +50,8 @@ type Config struct {
 	// CacheSize and MemTableSize size the store's memory (kv.Options);
 	// zero keeps its defaults.
 	CacheSize, MemTableSize int64
+	// Testing exposes fault-injection system variables for crash tests.
+	Testing bool
 }
 
 // Server is a running ReorgDB server.
@@ -63,6 +67,11 @@ type Server struct {
 	log     *slog.Logger
 	stmts   *prometheus.CounterVec
 	done    chan error
+	conns   sync.Map  // connection id -> *connState
+	fast    fastStmts // prepared statements on the fast path (fastpath.go)
+	// background counts statements' goroutines (interrupt.go), which
+	// may outlive their connections.
+	background atomic.Int64
 }
 
 // Start opens the data directory and starts serving.
@@ -90,11 +99,14 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = filepath.Join(cfg.DataDir, "ddl-tmp")
 	}
-	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir})
+	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir, Testing: cfg.Testing})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	validateSystemVariables()
+	setVersionVariables()
+	addStrictUpdateRule(eng.SQL.Analyzer)
 	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
 	if err := s.setupUsers(); err != nil {
 		store.Close()
@@ -118,7 +130,26 @@ func Start(cfg Config) (*Server, error) {
 			host, _, _ = net.SplitHostPort(conn.RemoteAddr().String())
 		}
 		base := gms.NewBaseSessionWithClientServer(addr, gms.Client{Address: host, User: conn.User, Capabilities: conn.Capabilities}, conn.ConnectionID)
-		return eng.NewSession(base), nil
+		sess := eng.NewSession(base)
+		if st := s.connState(conn.ConnectionID); st != nil {
+			st.mu.Lock()
+			if st.sess == nil {
+				// go-mysql-server makes the session at the first command;
+				// it keeps the autocommit the handshake announced even if
+				// the global changed in between.
+				want := st.handshake&statusAutocommit != 0
+				if sessionFlags(sess)&statusAutocommit != 0 != want {
+					v := int8(0)
+					if want {
+						v = 1
+					}
+					base.SetSessionVariable(gms.NewEmptyContext(), "autocommit", v)
+				}
+			}
+			st.sess = sess
+			st.mu.Unlock()
+		}
+		return sess, nil
 	}
 	ms, err := gmsserver.NewServerWithHandler(gcfg, eng.SQL, gms.NewContext, sb, nil, func(h mysql.Handler) (mysql.Handler, error) {
 		return newHandler(h, s), nil
@@ -145,6 +176,9 @@ func (s *Server) setupUsers() error {
 	users := s.cfg.Users
 	if len(users) == 0 {
 		users = map[string]string{"root": ""}
+	}
+	if err := s.loadUsers(); err != nil {
+		return fmt.Errorf("load users: %w", err)
 	}
 	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
 	ed := db.Editor()
@@ -226,27 +260,13 @@ func (s *Server) Close() error {
 	for deadline := time.Now().Add(3 * time.Second); s.engine.ActiveTransactions() > 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
+	// Abandoned statements whose goroutines are still busy: give them a
+	// moment (go-mysql-server's analysis of some statements takes minutes
+	// and cannot be stopped; they touch the store only afterwards).
+	for deadline := time.Now().Add(3 * time.Second); s.background.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	s.engine.Close()
 	errs = append(errs, s.store.Close())
 	return errors.Join(errs...)
-}
-
-// plainListener hides the *net.TCPConn type of accepted connections. With
-// a TCP connection go-mysql-server starts, for every statement, a goroutine
-// that polls the socket's state through /proc every few milliseconds to
-// notice dead clients; that costs more than the statements of an OLTP
-// workload. A client that disconnects is still noticed on its next read.
-type plainListener struct{ net.Listener }
-
-type plainConn struct{ net.Conn }
-
-func (l plainListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
-	return plainConn{c}, nil
 }

@@ -199,6 +199,32 @@ func (e *Engine) CountIndexEntries(dbName, tableName string) int {
 	return n
 }
 
+// TableID returns a table's ID, or 0 when there is no such table.
+func (e *Engine) TableID(dbName, tableName string) int64 {
+	s := e.cat.Current()
+	if db, ok := s.Database(dbName); ok {
+		if def, ok := s.Table(db.ID, tableName); ok {
+			return def.ID
+		}
+	}
+	return 0
+}
+
+// CountTableKeys counts the live keys in a table's key range (rows, index
+// entries and change logs), whether or not the table still exists.
+func (e *Engine) CountTableKeys(tableID int64) int {
+	txn := e.store.Begin()
+	defer txn.Rollback()
+	p := codec.TablePrefix(tableID)
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	defer it.Close()
+	n := 0
+	for ; it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}
+
 // HasIndex reports whether a table has an index of that name (any state).
 func (e *Engine) HasIndex(dbName, tableName, index string) bool {
 	s := e.cat.Current()

@@ -44,10 +44,45 @@ func (p *Provider) AllDatabases(ctx *gms.Context) []gms.Database {
 }
 
 func (p *Provider) CreateDatabase(ctx *gms.Context, name string) error {
-	return p.CreateCollatedDatabase(ctx, name, gms.Collation_Default)
+	return p.CreateCollatedDatabase(ctx, name, serverCollation(ctx))
+}
+
+// defaultCollation is MySQL 8's default: collation_server's and
+// collation_database's, and so that of a database or table created without
+// a character set or collation.
+const defaultCollation = gms.Collation_utf8mb4_0900_ai_ci
+
+// serverCollation is the session's collation_server.
+func serverCollation(ctx *gms.Context) gms.CollationID {
+	if ctx != nil && ctx.Session != nil {
+		if v, err := ctx.GetSessionVariable(ctx, "collation_server"); err == nil {
+			if name, ok := v.(string); ok {
+				if id, err := gms.ParseCollation("", name, false); err == nil && id != gms.Collation_Unspecified {
+					return id
+				}
+			}
+		}
+	}
+	return defaultCollation
+}
+
+// statedCollation reports whether a CREATE DATABASE statement names a
+// character set or collation. go-mysql-server passes its own default
+// (utf8mb4_0900_bin) when it does not, and that must become
+// collation_server instead.
+func statedCollation(query string) bool {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return true // not a statement we can read: keep what we were given
+	}
+	d, ok := stmt.(*sqlparser.DBDDL)
+	return !ok || len(d.CharsetCollate) > 0
 }
 
 func (p *Provider) CreateCollatedDatabase(ctx *gms.Context, name string, collation gms.CollationID) error {
+	if collation == gms.Collation_Default && ctx != nil && !statedCollation(ctx.Query()) {
+		collation = serverCollation(ctx)
+	}
 	return p.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
 		_, err := ch.CreateDatabase(name, collation.Name())
 		if errors.Is(err, catalog.ErrDatabaseExists) {
@@ -58,6 +93,16 @@ func (p *Provider) CreateCollatedDatabase(ctx *gms.Context, name string, collati
 }
 
 func (p *Provider) DropDatabase(ctx *gms.Context, name string) error {
+	cur := p.e.cat.Current()
+	if db, ok := cur.Database(name); ok {
+		var ids []int64
+		for _, t := range cur.Tables(db.ID) {
+			ids = append(ids, t.ID)
+		}
+		if err := p.e.endJobs(ctx, ids...); err != nil {
+			return err
+		}
+	}
 	var dropped []*catalog.Table
 	err := p.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
 		var err error
@@ -102,7 +147,11 @@ func (d *Database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 	if err != nil {
 		return nil, false, err
 	}
-	return &Table{db: d, m: m}, true, nil
+	hint := indexHintFor(ctx, d.def.Name, t.Name)
+	if err := checkHint(hint, m); err != nil {
+		return nil, false, err
+	}
+	return &Table{db: d, m: m, hint: hint}, true, nil
 }
 
 func (d *Database) GetTableNames(ctx *gms.Context) ([]string, error) {
@@ -118,7 +167,7 @@ func (d *Database) GetCollation(*gms.Context) gms.CollationID {
 	if id, err := gms.ParseCollation("", d.def.Collation, false); err == nil && d.def.Collation != "" {
 		return id
 	}
-	return gms.Collation_Default
+	return defaultCollation
 }
 
 func (d *Database) SetCollation(ctx *gms.Context, collation gms.CollationID) error {
@@ -155,6 +204,9 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 			}
 			if col.Default != nil {
 				c.HasDefault, c.Default = true, col.Default.String()
+			}
+			if col.Generated != nil {
+				c.Generated, c.Virtual = col.Generated.String(), col.Virtual
 			}
 			t.Columns = append(t.Columns, c)
 		}
@@ -231,7 +283,7 @@ func newIndexDef(t *catalog.Table, name string, cols []gms.IndexColumn, unique b
 		}
 		if ok, coll := collationIndexable(typ); !ok {
 			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
-				"This version of ReorgDB doesn't yet support 'index on column %s with collation %s'; use a binary or *_bin collation", c.Name, coll)
+				"This version of ReorgDB doesn't yet support 'index on column %s with collation %s'; indexable collations: binary, *_bin, utf8mb4_0900_ai_ci, utf8mb4_general_ci, utf8mb4_unicode_ci, latin1_swedish_ci (docs/collations.md)", c.Name, coll)
 		}
 		width, isText := typeKeyWidth(typ)
 		if ic.Length > 0 {
@@ -283,6 +335,11 @@ func typeKeyWidth(t gms.Type) (int64, bool) {
 
 // DropTable implements sql.TableDropper.
 func (d *Database) DropTable(ctx *gms.Context, name string) error {
+	if t, ok := d.e.cat.Current().Table(d.def.ID, name); ok {
+		if err := d.e.endJobs(ctx, t.ID); err != nil {
+			return err
+		}
+	}
 	var id int64
 	err := d.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
 		t, ok := ch.Schema().Table(d.def.ID, name)
@@ -302,6 +359,11 @@ func (d *Database) DropTable(ctx *gms.Context, name string) error {
 
 // RenameTable implements sql.TableRenamer.
 func (d *Database) RenameTable(ctx *gms.Context, oldName, newName string) error {
+	if t, ok := d.e.cat.Current().Table(d.def.ID, oldName); ok {
+		if err := d.e.waitJobs(ctx, t.ID); err != nil {
+			return err
+		}
+	}
 	return d.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
 		t, ok := ch.Schema().Table(d.def.ID, oldName)
 		if !ok {

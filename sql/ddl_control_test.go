@@ -23,6 +23,7 @@ import (
 // jobRow is one row of ADMIN SHOW DDL JOBS.
 type jobRow struct {
 	id       int64
+	table    string
 	state    string
 	schema   string
 	rowCount int64
@@ -40,10 +41,10 @@ func showJobs(t testing.TB, db *sql.DB) []jobRow {
 	var out []jobRow
 	for r.Next() {
 		var j jobRow
-		var dbn, tbl, typ, created string
+		var dbn, typ, created string
 		var start, end, comment sql.NullString
 		var tableID, total int64
-		if err := r.Scan(&j.id, &dbn, &tbl, &typ, &j.schema, &tableID, &j.rowCount, &total, &created, &start, &end, &j.state, &comment, &j.errText); err != nil {
+		if err := r.Scan(&j.id, &dbn, &j.table, &typ, &j.schema, &tableID, &j.rowCount, &total, &created, &start, &end, &j.state, &comment, &j.errText); err != nil {
 			t.Fatal(err)
 		}
 		j.comment = comment.String
@@ -320,7 +321,11 @@ func TestCrashChildServer(t *testing.T) {
 	}
 	s := testserver.StartDurable(t, dir)
 	db := s.DB("app")
-	loadRows(t, db, 30000)
+	if os.Getenv("REORGDB_CRASH_CHILD_SCHEMA") == "nullable" {
+		loadNullable(t, db, mergeCrashRows)
+	} else {
+		loadRows(t, db, 30000)
+	}
 	fmt.Printf("DSN %s\n", s.DSN("app"))
 	select {}
 }

@@ -105,6 +105,7 @@ type entryEncoder struct {
 	ixs      []*indexMeta
 	ord      []int // position of ixs[i] in the job's index IDs
 	kvals    []any
+	sk       []byte // sort keys of the current entry's strings
 	key, val []byte
 }
 
@@ -117,7 +118,8 @@ func (e *entryEncoder) Encode(h int64, value []byte, emit func(ix int, key, valu
 	}
 	for i, ix := range e.ixs {
 		var err error
-		e.key, e.val, _, e.kvals, err = e.m.appendEntry(ix, e.row, h, e.key[:0], e.val[:0], e.kvals)
+		e.sk = e.sk[:0]
+		e.key, e.val, _, e.kvals, err = e.m.appendEntry(ix, e.row, h, e.key[:0], e.val[:0], e.kvals, &e.sk)
 		if err != nil {
 			return err
 		}
@@ -142,8 +144,13 @@ func ddlToSQLError(err error) error {
 	var de *ddl.Error
 	if errors.As(err, &de) {
 		state := mysql.SSUnknownSQLState
-		if de.Code == mysql.ERDupEntry {
+		switch de.Code {
+		case mysql.ERDupEntry:
 			state = mysql.SSDupKey
+		case mysql.ERDupFieldName:
+			state = "42S21"
+		case mysql.ERBadFieldError:
+			state = "42S22"
 		}
 		return mysql.NewSQLError(int(de.Code), state, "%s", de.Msg)
 	}
@@ -227,22 +234,17 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		}
 		scratch.Indexes = append(scratch.Indexes, ix)
 	}
-	if err := e.implicitCommit(ctx); err != nil {
-		return err
-	}
-	id, err := e.DDL.SubmitAddIndex(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), specs)
-	if err != nil {
-		return err
-	}
 	// The issuing transaction must not hold the job's metadata lock.
-	if tx, ok := ctx.GetTransaction().(*Transaction); ok && tx != nil {
-		tx.lease.Renew(1 << 62)
-	}
-	err = e.DDL.Wait(ctx, id)
-	if tx, ok := ctx.GetTransaction().(*Transaction); ok && tx != nil {
-		tx.schema = e.cat.Current()
-		tx.lease.Renew(tx.schema.Version)
-	}
+	err := e.outsideMDL(ctx, func() error {
+		if sess != nil {
+			sess.endAlter = append(sess.endAlter, e.beginAlter(t.m.def.ID))
+		}
+		id, err := e.DDL.SubmitAddIndex(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), specs)
+		if err != nil {
+			return err
+		}
+		return e.DDL.Wait(ctx, id)
+	})
 	if err != nil {
 		return ddlToSQLError(err)
 	}
@@ -262,9 +264,7 @@ func alterIndexClauses(query, table string) []gms.IndexDef {
 	var ddls []*sqlparser.DDL
 	switch s := stmt.(type) {
 	case *sqlparser.AlterTable:
-		for _, st := range s.Statements {
-			ddls = append(ddls, st)
-		}
+		ddls = append(ddls, s.Statements...)
 	default:
 		return nil
 	}
@@ -327,48 +327,32 @@ func itoa(i int) string {
 	return string(b[p:])
 }
 
-// DropIndex implements sql.IndexAlterableTable: public -> write-only ->
-// delete-only -> absent, then the entries are removed.
+// DropIndex implements sql.IndexAlterableTable: a DROP INDEX job takes the
+// index public -> write-only -> delete-only -> absent and removes its
+// entries (ddl.JobDropIndex), and the statement waits for it.
 func (t *Table) DropIndex(ctx *gms.Context, name string) error {
 	e := t.db.e
-	e.ddlMu.Lock()
-	defer e.ddlMu.Unlock()
-	self, _ := ctx.GetTransaction().(*Transaction)
-	tableID := t.m.def.ID
-	var ixID int64
-	for _, st := range []catalog.IndexState{catalog.StateWriteOnly, catalog.StateDeleteOnly, catalog.StateAbsent} {
-		err := e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
-			cur, ok := ch.Schema().TableByID(tableID)
-			if !ok {
-				return gms.ErrTableNotFound.New(t.Name())
-			}
-			nt := cur.Clone()
-			for i, ix := range nt.Indexes {
-				if (ixID == 0 && strings.EqualFold(ix.Name, name) && !ix.Primary && ix.State == catalog.StatePublic) || (ixID != 0 && ix.ID == ixID) {
-					ixID = ix.ID
-					if st == catalog.StateAbsent {
-						nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
-					} else {
-						ix.State = st
-					}
-					ch.PutTable(nt)
-					return nil
-				}
-			}
-			return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, mysql.SSUnknownSQLState,
-				"Can't DROP '%s'; check that column/key exists", name)
-		})
+	def, ok := e.cat.Current().TableByID(t.m.def.ID)
+	if !ok {
+		return gms.ErrTableNotFound.New(t.Name())
+	}
+	var ix *catalog.Index
+	for _, x := range def.Indexes {
+		if strings.EqualFold(x.Name, name) && !x.Primary && x.State == catalog.StatePublic {
+			ix = x
+		}
+	}
+	if ix == nil {
+		return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, mysql.SSUnknownSQLState,
+			"Can't DROP '%s'; check that column/key exists", name)
+	}
+	return e.outsideMDL(ctx, func() error {
+		id, err := e.DDL.SubmitDropIndex(t.db.def.Name, t.Name(), def.ID, ix, ctx.Query())
 		if err != nil {
 			return err
 		}
-		if err := e.waitSchema(ctx, e.cat.Current().Version, self); err != nil {
-			return err
-		}
-	}
-	// No transaction can see the index any more (waitSchema), and index
-	// IDs are never reused: drop the entries at once, outside MVCC.
-	prefix := codec.IndexPrefix(tableID, ixID)
-	return e.store.ClearRange(prefix, codec.PrefixEnd(prefix))
+		return ddlToSQLError(e.DDL.Wait(ctx, id))
+	})
 }
 
 // RenameIndex implements sql.IndexAlterableTable.

@@ -16,6 +16,8 @@ import (
 	sqle "github.com/dolthub/go-mysql-server"
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
@@ -33,7 +35,11 @@ type Engine struct {
 
 	mdl   *ddl.MDL
 	DDL   *ddl.Manager
-	ddlMu sync.Mutex // serializes the short synchronous schema changes (DROP INDEX)
+	ddlMu sync.Mutex // serializes the short synchronous schema changes (RENAME INDEX)
+	// altering counts, per table ID, the statements now adding indexes to
+	// it: RENAME TABLE waits for them to end, not just for their jobs.
+	alteringMu sync.Mutex
+	altering   map[int64]int
 }
 
 // Options configure an Engine.
@@ -41,6 +47,8 @@ type Options struct {
 	Logger *slog.Logger
 	// TempDir holds index builds' temporary files.
 	TempDir string
+	// Testing adds the fault-injection system variables of crash tests.
+	Testing bool
 }
 
 // NewEngine opens the catalog on store and builds the SQL engine.
@@ -53,11 +61,18 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 		opts.Logger = slog.Default()
 	}
 	registerSystemVariables()
+	if opts.Testing {
+		registerTestingVariables()
+	}
 	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: ddl.NewMDL()}
 	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.TempDir, opts.Logger)
 	e.DDL.SetForeground(e.metrics.started.Load)
 	pro := &Provider{e: e}
 	e.SQL = sqle.NewDefault(pro)
+	ov := &execOverride{e: e}
+	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }
+	e.SQL.Analyzer.ExecBuilder = rowexec.NewOverrideBuilder(ov)
+	addRules(e.SQL.Analyzer)
 	e.SQL.Analyzer.Catalog.InfoSchema = &infoSchema{Database: e.SQL.Analyzer.Catalog.InfoSchema, e: e}
 	if err := e.DDL.Start(); err != nil {
 		return nil, err
@@ -99,18 +114,6 @@ func (e *Engine) untrack(t *Transaction) { t.lease.Release() }
 // ActiveTransactions is the number of open SQL transactions.
 func (e *Engine) ActiveTransactions() int { return e.mdl.Count() }
 
-// waitSchema is the metadata lock wait: it returns once no transaction
-// that started under a schema version older than v is still open.
-func (e *Engine) waitSchema(ctx context.Context, v int64, self *Transaction) error {
-	var except *ddl.Lease
-	if self != nil {
-		except = self.lease
-	}
-	return e.mdl.Wait(ctx, v, except, 10*time.Second, func(l *ddl.Lease) {
-		e.log.Warn("schema change waits for an old transaction", "schema_version", v, "txn", l.Owner)
-	})
-}
-
 // implicitCommit commits the session's open transaction before a schema
 // change, as MySQL does: writes made under the old schema must not commit
 // after the change (they would miss a new index's entries, or land in a
@@ -118,7 +121,13 @@ func (e *Engine) waitSchema(ctx context.Context, v int64, self *Transaction) err
 // go-mysql-server commits when the statement ends.
 func (e *Engine) implicitCommit(ctx *gms.Context) error {
 	tx, ok := ctx.GetTransaction().(*Transaction)
-	if !ok || tx == nil || tx.done || tx.txn.IsReadOnly() {
+	if !ok || tx == nil || tx.done {
+		return nil
+	}
+	if tx.killed.Load() {
+		return ErrInterrupted()
+	}
+	if tx.txn.IsReadOnly() {
 		return nil
 	}
 	_, err := tx.txn.Commit()
@@ -129,7 +138,7 @@ func (e *Engine) implicitCommit(ctx *gms.Context) error {
 			e.metrics.txnConflicted()
 			return errDeadlock()
 		}
-		return err
+		return storageError(err)
 	}
 	e.metrics.txnCommitted()
 	return nil
@@ -141,6 +150,9 @@ func (e *Engine) ddl(ctx *gms.Context, fn func(ch *catalog.Change, txn *kv.Txn) 
 	if err := e.implicitCommit(ctx); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return ErrInterrupted()
+	}
 	s, err := e.cat.Update(fn)
 	if err != nil {
 		return err
@@ -150,6 +162,93 @@ func (e *Engine) ddl(ctx *gms.Context, fn func(ch *catalog.Change, txn *kv.Txn) 
 		tx.lease.Renew(s.Version)
 	}
 	return nil
+}
+
+// endJobs ends the unfinished schema-change jobs on tables that a
+// statement is about to drop or empty: each job is cancelled and rolled
+// back, or finished if it is past cancelling, before the statement goes
+// on (ddl.Manager.EndTableJobs), so that no job writes into a table that
+// is gone and no index data, change log or checkpoint of it is left.
+func (e *Engine) endJobs(ctx *gms.Context, tableIDs ...int64) error {
+	return e.outsideMDL(ctx, func() error { return e.DDL.EndTableJobs(ctx, tableIDs...) })
+}
+
+// waitJobs waits, as MySQL's metadata lock makes RENAME TABLE wait for an
+// ALTER, until the tables' unfinished schema-change jobs have finished;
+// for at most lock_wait_timeout seconds (then 1205), or until KILL.
+func (e *Engine) waitJobs(ctx *gms.Context, tableIDs ...int64) error {
+	timeout := 31536000 * time.Second // MySQL's default lock_wait_timeout
+	if v, err := ctx.GetSessionVariable(ctx, "lock_wait_timeout"); err == nil {
+		if n, ok := v.(int64); ok && n > 0 {
+			timeout = time.Duration(n) * time.Second
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := e.outsideMDL(ctx, func() error {
+		if err := e.DDL.WaitTableJobs(wctx, tableIDs...); err != nil {
+			return err
+		}
+		for e.isAltering(tableIDs) {
+			select {
+			case <-wctx.Done():
+				return wctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		return nil
+	})
+	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+		return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSLockDeadlock, "Lock wait timeout exceeded; try restarting transaction")
+	}
+	return err
+}
+
+// beginAlter registers a statement adding indexes to a table until the
+// returned function is called.
+func (e *Engine) beginAlter(tableID int64) (end func()) {
+	e.alteringMu.Lock()
+	if e.altering == nil {
+		e.altering = map[int64]int{}
+	}
+	e.altering[tableID]++
+	e.alteringMu.Unlock()
+	return func() {
+		e.alteringMu.Lock()
+		if e.altering[tableID]--; e.altering[tableID] <= 0 {
+			delete(e.altering, tableID)
+		}
+		e.alteringMu.Unlock()
+	}
+}
+
+func (e *Engine) isAltering(tableIDs []int64) bool {
+	e.alteringMu.Lock()
+	defer e.alteringMu.Unlock()
+	for _, id := range tableIDs {
+		if e.altering[id] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// outsideMDL runs fn, which waits for schema-change jobs, with the
+// session's transaction committed (MySQL's implicit commit before DDL)
+// and its metadata lock out of the jobs' way; afterwards the session sees
+// the newest schema.
+func (e *Engine) outsideMDL(ctx *gms.Context, fn func() error) error {
+	if err := e.implicitCommit(ctx); err != nil {
+		return err
+	}
+	if tx, _ := ctx.GetTransaction().(*Transaction); tx != nil && !tx.done {
+		tx.lease.Renew(1 << 62)
+		defer func() {
+			tx.schema = e.cat.Current()
+			tx.lease.Renew(tx.schema.Version)
+		}()
+	}
+	return fn()
 }
 
 // deleteTableData removes every key of a dropped table. The table is gone

@@ -19,7 +19,120 @@ func (d *infoSchema) GetTableInsensitive(ctx *gms.Context, name string) (gms.Tab
 	if strings.EqualFold(name, "ddl_jobs") {
 		return &ddlJobsTable{e: d.e}, true, nil
 	}
-	return d.Database.GetTableInsensitive(ctx, name)
+	t, ok, err := d.Database.GetTableInsensitive(ctx, name)
+	if ok && err == nil && strings.EqualFold(name, "statistics") {
+		if ct, isCat := t.(gms.CatalogTable); isCat {
+			return &statisticsTable{CatalogTable: ct, e: d.e}, true, nil
+		}
+	}
+	return t, ok, err
+}
+
+// statisticsTable is go-mysql-server's information_schema.statistics with
+// ReorgDB's CARDINALITY (see cardinality) and SUB_PART NULL for a key
+// part that is not a prefix (go-mysql-server says 0), as SHOW INDEX.
+type statisticsTable struct {
+	gms.CatalogTable
+	e *Engine
+}
+
+func (t *statisticsTable) AssignCatalog(cat gms.Catalog) gms.Table {
+	if ct, ok := t.CatalogTable.AssignCatalog(cat).(gms.CatalogTable); ok {
+		return &statisticsTable{CatalogTable: ct, e: t.e}
+	}
+	return t.CatalogTable.AssignCatalog(cat)
+}
+
+func (t *statisticsTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.RowIter, error) {
+	it, err := t.CatalogTable.PartitionRows(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	col := func(name string) int {
+		for i, c := range t.Schema() {
+			if strings.EqualFold(c.Name, name) {
+				return i
+			}
+		}
+		return -1
+	}
+	s := &statisticsIter{RowIter: it, e: t.e, schema: col("TABLE_SCHEMA"), table: col("TABLE_NAME"), index: col("INDEX_NAME"),
+		seq: col("SEQ_IN_INDEX"), card: col("CARDINALITY"), sub: col("SUB_PART"), cache: map[string][]int64{}}
+	if s.schema < 0 || s.table < 0 || s.index < 0 || s.seq < 0 || s.card < 0 || s.sub < 0 {
+		return it, nil
+	}
+	return s, nil
+}
+
+type statisticsIter struct {
+	gms.RowIter
+	e                                    *Engine
+	schema, table, index, seq, card, sub int
+	cache                                map[string][]int64
+}
+
+func (s *statisticsIter) Next(ctx *gms.Context) (gms.Row, error) {
+	row, err := s.RowIter.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, _ := row[s.schema].(string)
+	tbl, _ := row[s.table].(string)
+	ixName, _ := row[s.index].(string)
+	seq, ok := toInt64(row[s.seq])
+	if !ok || seq < 1 {
+		return row, nil
+	}
+	d, err := (&Provider{e: s.e}).Database(ctx, db)
+	if err != nil {
+		return row, nil
+	}
+	gt, found, err := d.GetTableInsensitive(ctx, tbl)
+	if err != nil || !found {
+		return row, nil
+	}
+	t, ok := gt.(*Table)
+	if !ok {
+		return row, nil
+	}
+	for _, ix := range t.m.indexes {
+		if !strings.EqualFold(ix.name(), ixName) || int(seq) > len(ix.pos) {
+			continue
+		}
+		row = append(gms.Row(nil), row...)
+		if ix.prefix[seq-1] == 0 {
+			row[s.sub] = nil
+		}
+		key := strings.ToLower(db + "." + tbl + "." + ixName)
+		card, ok := s.cache[key]
+		if !ok {
+			card = cardinality(ctx, t, ix)
+			s.cache[key] = card
+		}
+		if card != nil {
+			row[s.card] = card[seq-1]
+		} else {
+			row[s.card] = nil
+		}
+		break
+	}
+	return row, nil
+}
+
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), true
+	}
+	return 0, false
 }
 
 func (d *infoSchema) GetTableNames(ctx *gms.Context) ([]string, error) {

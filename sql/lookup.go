@@ -1,7 +1,9 @@
 package sql
 
 import (
+	"bytes"
 	"io"
+	"slices"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 
@@ -11,6 +13,13 @@ import (
 
 // kvSpan is a range of raw kv keys [start, end), or one key when point is set.
 type kvSpan struct{ start, end, point []byte }
+
+func (s kvSpan) first() []byte {
+	if s.point != nil {
+		return s.point
+	}
+	return s.start
+}
 
 // lookupRows serves an index lookup: record-key ranges for the clustered
 // integer PK, index-key ranges followed by record point reads otherwise.
@@ -42,6 +51,10 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 			}
 			spans = append(spans, kvSpan{start: codec.RecordKey(tid, lo), end: codec.PrefixEnd(codec.RecordKey(tid, hi))})
 		}
+		spans = mergeKVSpans(spans)
+		if lookup.IsReverse {
+			slices.Reverse(spans) // descending across the ranges too
+		}
 		return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true, lock: lock}, nil
 	}
 	keySpans, err := gi.spansFor(ctx, ranges)
@@ -59,7 +72,132 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 		}
 		spans = append(spans, kvSpan{start: start, end: end})
 	}
-	return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock}, nil
+	if lookup.IsReverse {
+		slices.Reverse(spans) // spansFor sorts them ascending
+	}
+	it := &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock}
+	if gi.ix.hasPrefix() {
+		it.fullRows = true
+		return &groupSortIter{spanIter: it}, nil
+	}
+	return it, nil
+}
+
+// mergeKVSpans sorts spans and joins the ones that overlap, so that no
+// row is read twice: the planner's ranges are disjoint, but an inexact
+// bound widens a span (handleBounds), and LookupForExpressions lists
+// its values as they come, repeats included.
+func mergeKVSpans(spans []kvSpan) []kvSpan {
+	slices.SortFunc(spans, func(a, b kvSpan) int { return bytes.Compare(a.first(), b.first()) })
+	end := func(s kvSpan) []byte {
+		if s.point != nil {
+			return append(append([]byte(nil), s.point...), 0)
+		}
+		return s.end
+	}
+	out := spans[:0]
+	for _, sp := range spans {
+		if len(out) > 0 {
+			last := &out[len(out)-1]
+			le := end(*last)
+			if le == nil || bytes.Compare(sp.first(), le) < 0 {
+				if last.point != nil && sp.point != nil && bytes.Equal(last.point, sp.point) {
+					continue
+				}
+				if se := end(sp); le != nil && (se == nil || bytes.Compare(se, le) > 0) {
+					le = se
+				}
+				*last = kvSpan{start: last.first(), end: le}
+				continue
+			}
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// handleSuffixLen is how many bytes the handle adds to an index key.
+var handleSuffixLen = func() int {
+	h := int64(1)
+	with, _ := codec.IndexKey(nil, 1, 1, nil, &h)
+	without, _ := codec.IndexKey(nil, 1, 1, nil, nil)
+	return len(with) - len(without)
+}()
+
+// groupSortIter puts the rows of a prefix index in the order of their
+// whole values. go-mysql-server drops an ORDER BY on the index's columns
+// when it reads through the index (without asking Order()), but the keys
+// hold only the first characters: rows sharing a key are read in handle
+// order. Those rows are contiguous, so sorting each such group is enough.
+type groupSortIter struct {
+	*spanIter
+	pending []gms.Row // the current group, sorted
+	ahead   gms.Row   // the first row of the next group
+	aheadG  []byte
+	done    bool
+}
+
+func (g *groupSortIter) Next(ctx *gms.Context) (gms.Row, error) {
+	for len(g.pending) == 0 {
+		if g.done {
+			return nil, io.EOF
+		}
+		if err := g.fill(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r := g.pending[0]
+	g.pending = g.pending[1:]
+	if pos := g.t.projPos; pos != nil { // the rows are whole: project them
+		out := make(gms.Row, len(pos))
+		for i, p := range pos {
+			out[i] = r[p]
+		}
+		return out, nil
+	}
+	return r, nil
+}
+
+func (g *groupSortIter) fill(ctx *gms.Context) error {
+	group := g.aheadG
+	rows := g.pending[:0]
+	if g.ahead != nil {
+		rows = append(rows, g.ahead)
+		g.ahead = nil
+	}
+	for {
+		row, err := g.spanIter.Next(ctx)
+		if err == io.EOF {
+			g.done = true
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 && !bytes.Equal(g.lastGroup, group) {
+			g.ahead, g.aheadG = row, append([]byte(nil), g.lastGroup...)
+			break
+		}
+		group = append(group[:0], g.lastGroup...)
+		rows = append(rows, row)
+	}
+	if len(rows) > 1 {
+		m, ix := g.t.m, g.ix
+		slices.SortStableFunc(rows, func(a, b gms.Row) int {
+			for _, p := range ix.pos {
+				c, err := m.schema[p].Type.Compare(ctx, a[p], b[p])
+				if err == nil && c != 0 {
+					if g.reverse {
+						return -c
+					}
+					return c
+				}
+			}
+			return 0
+		})
+	}
+	g.pending = rows
+	return nil
 }
 
 // spanIter walks spans in order, yielding rows.
@@ -73,6 +211,14 @@ type spanIter struct {
 	cur     kv.Iterator
 	n       int
 	lock    bool // SELECT ... FOR UPDATE: lock the rows read
+
+	lastGroup []byte // the key of the last index entry read, without its handle
+	fullRows  bool   // decode every column, whatever the projection
+
+	// Handler_read_key and Handler_read_next, added to the session's
+	// status at Close: the spans started (seeks or point reads) and the
+	// entries read after each seek.
+	seeks, nexts int
 }
 
 func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
@@ -88,6 +234,7 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 			}
 			sp := s.spans[0]
 			s.spans = s.spans[1:]
+			s.seeks++
 			if sp.point != nil {
 				// A single key: a point read is much cheaper than an iterator.
 				row, err := s.pointRow(sp.point)
@@ -108,6 +255,7 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 			continue
 		}
 		key, val := s.cur.Key(), s.cur.Value()
+		s.nexts++
 		var row gms.Row
 		var err error
 		if s.records {
@@ -133,10 +281,17 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 }
 
 func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
-	h, err := handleFromIndexEntry(key, val, len(s.ix.pos))
+	_, h, hasHandle, err := codec.DecodeIndexKey(key, len(s.ix.pos))
 	if err != nil {
 		return nil, err
 	}
+	group := key
+	if hasHandle {
+		group = key[:len(key)-handleSuffixLen]
+	} else if h, err = codec.DecodeHandle(val); err != nil {
+		return nil, err
+	}
+	s.lastGroup = append(s.lastGroup[:0], group...)
 	recKey := codec.RecordKey(s.t.m.def.ID, h)
 	rec, found, err := s.txn.Get(recKey)
 	if err != nil {
@@ -152,7 +307,7 @@ func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
 			return nil, err
 		}
 	}
-	return s.t.decodeRow(h, rec, false)
+	return s.t.decodeRow(h, rec, s.fullRows)
 }
 
 // pointRow reads one record by key; nil when it does not exist.
@@ -184,9 +339,23 @@ func handleFromIndexEntry(key, val []byte, ncols int) (int64, error) {
 	return codec.DecodeHandle(val)
 }
 
-func (s *spanIter) Close(*gms.Context) error {
+func (s *spanIter) Close(ctx *gms.Context) error {
+	addStatus(ctx, "Handler_read_key", s.seeks)
+	addStatus(ctx, "Handler_read_next", s.nexts)
+	s.seeks, s.nexts = 0, 0
 	if s.cur != nil {
-		return s.cur.Close()
+		err := s.cur.Close()
+		s.cur = nil
+		return err
 	}
 	return nil
+}
+
+// addStatus adds n to a status variable of the session and the server
+// (SHOW STATUS), as MySQL's handler counters do.
+func addStatus(ctx *gms.Context, name string, n int) {
+	if n == 0 || ctx == nil || ctx.Session == nil || gms.StatusVariables == nil {
+		return
+	}
+	gms.IncrementStatusVariable(ctx, name, n)
 }

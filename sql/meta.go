@@ -2,7 +2,6 @@ package sql
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -16,12 +15,20 @@ import (
 // table definition: the go-mysql-server schema, parsed types, and the index
 // layouts. It is built once per definition and shared by all statements.
 type tableMeta struct {
-	def       *catalog.Table
-	dbName    string
-	schema    gms.Schema
-	pkSchema  gms.PrimaryKeySchema
-	kinds     []valueKind
-	colIDs    []int64
+	def    *catalog.Table
+	dbName string
+	// hasVirtual: a virtual generated column needs the full row to be
+	// computed, so the table returns full rows (no projections).
+	hasVirtual bool
+	schema     gms.Schema
+	pkSchema   gms.PrimaryKeySchema
+	kinds      []valueKind
+	colls      []gms.CollationID // per column: a string's collation, else 0
+	colIDs     []int64
+	// missing holds, per column, the canonical value that a stored row
+	// lacking the column (written before ADD COLUMN added it) reads: the
+	// column's catalog.Column.Origin. Nil when no column has one.
+	missing   []any
 	handlePos int // position of the integer PK column used as handle, -1 if hidden
 	autoPos   int // position of the AUTO_INCREMENT column, -1 if none
 	decoder   *codec.RowDecoder
@@ -45,7 +52,6 @@ func (m *tableMeta) indexColumnsDecoder(ids []int64, want func(*indexMeta) bool)
 	}
 	seen := map[int]bool{}
 	var pos []int
-	var colIDs []int64
 	for _, ix := range m.indexes {
 		if ix.isHandleIndex() || !want(ix) {
 			continue
@@ -54,13 +60,30 @@ func (m *tableMeta) indexColumnsDecoder(ids []int64, want func(*indexMeta) bool)
 			if !seen[p] {
 				seen[p] = true
 				pos = append(pos, p)
-				colIDs = append(colIDs, m.colIDs[p])
 			}
 		}
 	}
-	x := &ixDecoder{dec: codec.NewRowDecoder(colIDs), pos: pos}
+	x := &ixDecoder{dec: m.newDecoder(pos), pos: pos}
 	m.ixDecoders.Store(key, x)
 	return x.dec, x.pos
+}
+
+// newDecoder returns a decoder of the columns at the schema positions pos,
+// in that order, that gives a column missing from a stored row the value
+// of m.missing (its ADD COLUMN origin default) instead of NULL.
+func (m *tableMeta) newDecoder(pos []int) *codec.RowDecoder {
+	ids := make([]int64, len(pos))
+	var defaults []any
+	for i, p := range pos {
+		ids[i] = m.colIDs[p]
+		if m.missing != nil && m.missing[p] != nil {
+			if defaults == nil {
+				defaults = make([]any, len(pos))
+			}
+			defaults[i] = m.missing[p]
+		}
+	}
+	return codec.NewRowDecoderWithDefaults(ids, defaults)
 }
 
 type indexMeta struct {
@@ -68,6 +91,16 @@ type indexMeta struct {
 	pos      []int   // column positions in the table schema
 	prefix   []int64 // prefix length per column, 0 = whole value
 	gmsIndex *Index
+}
+
+// hasPrefix reports whether a column of the index is cut to a prefix.
+func (ix *indexMeta) hasPrefix() bool {
+	for _, p := range ix.prefix {
+		if p > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isPrimaryHandle reports whether the index is the clustered integer PK.
@@ -112,6 +145,11 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		if c.HasDefault {
 			col.Default = columnDefault(ctx, c.Default, typ, c.Nullable)
 		}
+		if c.Generated != "" {
+			col.Generated = columnDefault(ctx, c.Generated, typ, c.Nullable)
+			col.Virtual = c.Virtual
+			m.hasVirtual = m.hasVirtual || c.Virtual
+		}
 		if p, ok := pkPos[c.ID]; ok {
 			col.PrimaryKey = true
 			pkOrdinals[p] = i
@@ -124,10 +162,28 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		}
 		m.schema = append(m.schema, col)
 		m.kinds = append(m.kinds, kindOf(typ))
+		m.colls = append(m.colls, stringCollation(typ))
 		m.colIDs = append(m.colIDs, c.ID)
 	}
 	m.pkSchema = gms.NewPrimaryKeySchema(m.schema, pkOrdinals...)
-	m.decoder = codec.NewRowDecoder(m.colIDs)
+	for i, c := range def.Columns {
+		if len(c.Origin) == 0 {
+			continue
+		}
+		v := make([]any, 1)
+		if err := codec.NewRowDecoder([]int64{0}).Decode(c.Origin, v); err != nil {
+			return nil, fmt.Errorf("column %s: origin default: %w", c.Name, err)
+		}
+		if m.missing == nil {
+			m.missing = make([]any, len(def.Columns))
+		}
+		m.missing[i] = v[0]
+	}
+	all := make([]int, len(m.colIDs))
+	for i := range all {
+		all[i] = i
+	}
+	m.decoder = m.newDecoder(all)
 	if m.handlePos >= 0 {
 		pk := &indexMeta{pos: []int{m.handlePos}, prefix: []int64{0}}
 		pk.gmsIndex = newIndex(m, pk)
@@ -176,12 +232,13 @@ func (ix *indexMeta) writable() bool { return ix.state() >= catalog.StateWriteOn
 // deletable reports whether DML must remove entries from the index.
 func (ix *indexMeta) deletable() bool { return ix.state() >= catalog.StateDeleteOnly }
 
-// keyValues extracts the index's key values from a row.
-func (m *tableMeta) keyValues(ix *indexMeta, row gms.Row, dst []any) ([]any, bool, error) {
+// keyValues extracts the index's key values from a row; sk is keyValue's
+// scratch for sort keys (nil: fresh memory, for values that are kept).
+func (m *tableMeta) keyValues(ix *indexMeta, row gms.Row, dst []any, sk *[]byte) ([]any, bool, error) {
 	dst = dst[:0]
 	hasNull := false
 	for i, p := range ix.pos {
-		v, err := keyValue(m.kinds[p], row[p], ix.prefix[i])
+		v, err := keyValue(m.kinds[p], m.colls[p], row[p], ix.prefix[i], sk)
 		if err != nil {
 			return nil, false, err
 		}
@@ -191,23 +248,6 @@ func (m *tableMeta) keyValues(ix *indexMeta, row gms.Row, dst []any) ([]any, boo
 		dst = append(dst, v)
 	}
 	return dst, hasNull, nil
-}
-
-// dupKeyString renders the MySQL "Duplicate entry" value: the key columns
-// joined with '-'.
-func dupKeyString(vals []any) string {
-	parts := make([]string, len(vals))
-	for i, v := range vals {
-		switch x := v.(type) {
-		case nil:
-			parts[i] = "NULL"
-		case []byte:
-			parts[i] = string(x)
-		default:
-			parts[i] = fmt.Sprint(x)
-		}
-	}
-	return strings.Join(parts, "-")
 }
 
 // columnDefault rebuilds a stored default. Literals are resolved here once;

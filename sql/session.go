@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -23,6 +25,10 @@ type Transaction struct {
 	schema     *catalog.Schema
 	readOnly   bool
 	savepoints map[string]kv.Savepoint
+	// killed: the statement using the transaction was killed (KILL, a
+	// client disconnect, max_execution_time) and answered already; its
+	// lease is released and it must never commit.
+	killed atomic.Bool
 }
 
 var _ gms.Transaction = (*Transaction)(nil)
@@ -39,6 +45,15 @@ type Session struct {
 	e   *Engine
 	cur *Transaction // the open transaction, which go-mysql-server may drop without a rollback
 	st  *stmtState
+	// endAlter ends the registration of the statement's ALTER (see
+	// Engine.beginAlter) when the command ends.
+	endAlter []func()
+	// hints is the index hints of the last statement planned (hints.go).
+	hints atomic.Pointer[stmtHints]
+	// killed: the running statement was abandoned (Interrupt); no
+	// transaction may start or commit until EndInterrupt.
+	killed atomic.Bool
+	curMu  sync.Mutex // guards cur against Interrupt, which runs on another goroutine
 }
 
 var (
@@ -62,6 +77,46 @@ func (t *Transaction) rollback() {
 	}
 }
 
+// ErrInterrupted is MySQL's 1317, for a statement that was killed.
+func ErrInterrupted() error {
+	return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
+}
+
+func (s *Session) setCur(t *Transaction) {
+	s.curMu.Lock()
+	s.cur = t
+	s.curMu.Unlock()
+}
+
+// Interrupt is called, from any goroutine, when the session's running
+// statement is abandoned: the client has had its answer (or is gone)
+// while the statement's goroutine may still be busy. The statement's
+// transaction releases its metadata lock at once and can no longer
+// commit, and no new one can start, until EndInterrupt; the transaction
+// itself is rolled back by EndInterrupt, on the statement's goroutine.
+func (s *Session) Interrupt() {
+	s.killed.Store(true)
+	s.curMu.Lock()
+	t := s.cur
+	s.curMu.Unlock()
+	if t != nil {
+		t.killed.Store(true)
+		t.lease.Release()
+	}
+}
+
+// EndInterrupt rolls back the transaction of an abandoned statement once
+// that statement's goroutine is done, and lets the session start new
+// transactions again.
+func (s *Session) EndInterrupt() {
+	if s.cur != nil && s.cur.killed.Load() {
+		s.cur.rollback()
+		s.setCur(nil)
+		s.SetTransaction(nil)
+	}
+	s.killed.Store(false)
+}
+
 // CommandBegin implements sql.LifecycleAwareSession.
 func (s *Session) CommandBegin() error { return nil }
 
@@ -69,10 +124,11 @@ func (s *Session) CommandBegin() error { return nil }
 // an autocommit transaction whose statement failed before execution
 // without rolling it back; release it here so it holds no snapshot.
 func (s *Session) CommandEnd() {
+	s.endAlters()
 	if s.cur != nil && !s.cur.done {
 		if tx, ok := s.GetTransaction().(*Transaction); !ok || tx != s.cur {
 			s.cur.rollback()
-			s.cur = nil
+			s.setCur(nil)
 		}
 	}
 }
@@ -80,10 +136,18 @@ func (s *Session) CommandEnd() {
 // SessionEnd implements sql.LifecycleAwareSession: a client that
 // disconnects mid-transaction has it rolled back.
 func (s *Session) SessionEnd() {
+	s.endAlters()
 	if s.cur != nil {
 		s.cur.rollback()
-		s.cur = nil
+		s.setCur(nil)
 	}
+}
+
+func (s *Session) endAlters() {
+	for _, end := range s.endAlter {
+		end()
+	}
+	s.endAlter = nil
 }
 
 // StartTransaction implements sql.TransactionSession.
@@ -91,10 +155,21 @@ func (s *Session) StartTransaction(ctx *gms.Context, tc gms.TransactionCharacter
 	if s.cur != nil {
 		s.cur.rollback()
 	}
+	if s.killed.Load() {
+		// The statement was killed before it began its transaction: it
+		// must not take a metadata lock now.
+		s.setCur(nil)
+		return nil, ErrInterrupted()
+	}
 	s.e.metrics.txnStarted()
 	t := &Transaction{e: s.e, readOnly: tc == gms.ReadOnly}
 	s.e.track(t, fmt.Sprintf("connection %d", s.ID()))
-	s.cur = t
+	s.setCur(t)
+	if s.killed.Load() {
+		// Interrupt ran between the check and setCur.
+		t.killed.Store(true)
+		t.lease.Release()
+	}
 	return t, nil
 }
 
@@ -103,6 +178,12 @@ func (s *Session) CommitTransaction(ctx *gms.Context, tx gms.Transaction) error 
 	t, ok := tx.(*Transaction)
 	if !ok {
 		return fmt.Errorf("unexpected transaction type %T", tx)
+	}
+	if t.killed.Load() {
+		t.rollback()
+		ctx.SetTransaction(nil)
+		s.e.metrics.txnAborted()
+		return ErrInterrupted()
 	}
 	_, err := t.txn.Commit()
 	t.finish()
@@ -116,7 +197,7 @@ func (s *Session) CommitTransaction(ctx *gms.Context, tx gms.Transaction) error 
 			return errDeadlock()
 		}
 		s.e.metrics.txnAborted()
-		return err
+		return storageError(err)
 	}
 	s.e.metrics.txnCommitted()
 	return nil
@@ -162,6 +243,25 @@ func (s *Session) ReleaseSavepoint(ctx *gms.Context, tx gms.Transaction, name st
 	}
 	delete(t.savepoints, name)
 	return nil
+}
+
+// DiskFullError is MySQL's ER_DISK_FULL for a write refused because the
+// data directory's file system is full (kv.ErrDiskFull). MySQL waits for
+// space with this message; ReorgDB fails the write at once instead, and
+// accepts writes again once space is freed.
+func DiskFullError(path string) *mysql.SQLError {
+	return mysql.NewSQLError(mysql.ERDiskFull, mysql.SSUnknownSQLState,
+		"Disk full (%s); waiting for someone to free some space... (errno: 28 - No space left on device)", path)
+}
+
+// storageError gives storage errors that clients should tell apart their
+// MySQL error codes.
+func storageError(err error) error {
+	var full *kv.DiskFullError
+	if errors.As(err, &full) {
+		return DiskFullError(full.Path)
+	}
+	return err
 }
 
 func errDeadlock() error {

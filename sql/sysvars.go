@@ -54,13 +54,38 @@ func registerSystemVariables() {
 				Type: types.NewSystemIntType("innodb_ddl_threads", 0, 64, false), Default: int64(0)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_cpu_share", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("reorgdb_ddl_cpu_share", 1, 100, false), Default: int64(defaultCPUShare)},
-			// Crash tests stop an ingest build at a phase with it.
-			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_test_stall_phase", Scope: global, Dynamic: true,
-				Type: types.NewSystemStringType("reorgdb_ddl_test_stall_phase"), Default: ""},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_disk_quota", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_disk_quota", 1<<16, 1<<50, false), Default: int64(100 << 30)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("reorgdb_mdl_report_after_seconds", 1, 86400, false), Default: int64(10)},
+		})
+		// MySQL 8's default collation instead of go-mysql-server's
+		// utf8mb4_0900_bin, keeping go-mysql-server's definitions.
+		for _, name := range []string{"collation_server", "collation_database"} {
+			if v, _, ok := gms.SystemVariables.GetGlobal(name); ok {
+				if mv, ok := v.(*gms.MysqlSystemVariable); ok {
+					c := *mv
+					c.Default = defaultCollation.Name()
+					gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{&c})
+				}
+			}
+		}
+	})
+}
+
+var registerTestingOnce sync.Once
+
+// registerTestingVariables adds the fault-injection variables that
+// black-box crash tests use, only for a server started for testing
+// (reorgdb serve --testing): a normal server does not have them.
+func registerTestingVariables() {
+	registerTestingOnce.Do(func() {
+		global := gms.GetMysqlScope(gms.SystemVariableScope_Global)
+		gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{
+			// An ingest build stops at this phase (scan, sort, spill,
+			// ingest, ingested, merge) until the variable changes.
+			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_test_stall_phase", Scope: global, Dynamic: true,
+				Type: types.NewSystemStringType("reorgdb_ddl_test_stall_phase"), Default: ""},
 		})
 	})
 }

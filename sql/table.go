@@ -7,6 +7,7 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/kv"
 )
@@ -19,6 +20,7 @@ type Table struct {
 	projPos []int    // positions of the projected columns
 	projDec *codec.RowDecoder
 	lookup  *gms.IndexLookup
+	hint    *indexHint // the statement's USE / IGNORE / FORCE INDEX for this table
 }
 
 var (
@@ -35,7 +37,13 @@ var (
 	_ gms.ProjectedTable        = (*Table)(nil)
 	_ gms.PrimaryKeyTable       = (*Table)(nil)
 	_ gms.CommentedTable        = (*Table)(nil)
+	_ gms.TemporaryTable        = (*Table)(nil)
 )
+
+// IsTemporary implements sql.TemporaryTable: no ReorgDB table is. Without
+// it go-mysql-server's check of writes in a READ ONLY transaction
+// dereferences a nil interface instead of refusing them (1792).
+func (t *Table) IsTemporary() bool { return false }
 
 func (t *Table) Name() string   { return t.m.def.Name }
 func (t *Table) String() string { return t.m.def.Name }
@@ -62,13 +70,15 @@ func (t *Table) Collation() gms.CollationID {
 			return id
 		}
 	}
-	return gms.Collation_Default
+	return defaultCollation
 }
 
 // WithProjections implements sql.ProjectedTable.
 func (t *Table) WithProjections(cols []string) gms.Table {
 	nt := *t
-	if cols == nil {
+	if cols == nil || t.m.hasVirtual {
+		// go-mysql-server computes a virtual column over the table's full
+		// row, so a table that has one always returns full rows.
 		nt.proj, nt.projPos = nil, nil
 		return &nt
 	}
@@ -82,11 +92,7 @@ func (t *Table) WithProjections(cols []string) gms.Table {
 			}
 		}
 	}
-	ids := make([]int64, len(nt.projPos))
-	for i, p := range nt.projPos {
-		ids[i] = t.m.colIDs[p]
-	}
-	nt.projDec = codec.NewRowDecoder(ids)
+	nt.projDec = t.m.newDecoder(nt.projPos)
 	return &nt
 }
 
@@ -127,11 +133,12 @@ func (t *Table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), txn: tx.txn, lock: lockingRead(ctx, tx)}, nil
 }
 
-// GetIndexes implements sql.IndexAddressable: only public indexes serve reads.
+// GetIndexes implements sql.IndexAddressable: only public indexes serve
+// reads, and of those only the ones the statement's index hint allows.
 func (t *Table) GetIndexes(*gms.Context) ([]gms.Index, error) {
 	out := make([]gms.Index, 0, len(t.m.indexes))
 	for _, ix := range t.m.indexes {
-		if ix.state() == 4 {
+		if ix.state() == catalog.StatePublic && t.hint.allows(ix.name()) {
 			out = append(out, ix.gmsIndex)
 		}
 	}
@@ -198,6 +205,7 @@ type recordIter struct {
 	txn  *kv.Txn
 	it   kv.Iterator
 	n    int
+	rows int  // rows read, for Handler_read_rnd_next
 	lock bool // SELECT ... FOR UPDATE: lock the rows read
 }
 
@@ -227,10 +235,16 @@ func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
 		}
 	}
 	r.it.Next()
+	r.rows++
 	return row, nil
 }
 
-func (r *recordIter) Close(*gms.Context) error { return r.it.Close() }
+func (r *recordIter) Close(ctx *gms.Context) error {
+	// Handler_read_rnd_next counts the rows of a table scan.
+	addStatus(ctx, "Handler_read_rnd_next", r.rows)
+	r.rows = 0
+	return r.it.Close()
+}
 
 // lockingRead reports whether the statement is SELECT ... FOR UPDATE /
 // FOR SHARE / LOCK IN SHARE MODE, which go-mysql-server parses but ignores.

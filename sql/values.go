@@ -3,13 +3,14 @@ package sql
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
+
+	"github.com/reorgdb/reorgdb/internal/collate"
 )
 
 // valueKind is how a column's values travel between go-mysql-server's Go
@@ -190,32 +191,72 @@ func fromCanonical(k valueKind, t gms.Type, v any) (any, error) {
 	return out, err
 }
 
-// keyValue returns the canonical value of a column as an index key part,
-// cut to a prefix length when the index has one.
-func keyValue(k valueKind, v any, prefix int64) (any, error) {
+// keyValue returns a column's value as an index key part: the canonical
+// value, cut to a prefix length when the index has one, and for a string
+// in a non-bytewise collation the collation's sort key of that (package
+// collate), so that key order and equality are the collation's. coll is 0
+// for columns that are not strings. A sort key is appended to *sk when sk
+// is not nil (the caller's scratch, reused from row to row), else to a new
+// slice.
+func keyValue(k valueKind, coll gms.CollationID, v any, prefix int64, sk *[]byte) (any, error) {
 	c, err := toCanonical(k, v)
-	if err != nil || c == nil || prefix <= 0 {
+	if err != nil || c == nil {
 		return c, err
 	}
+	if prefix > 0 {
+		switch x := c.(type) {
+		case string:
+			if k == kindBytes {
+				if int64(len(x)) > prefix {
+					x = x[:prefix]
+				}
+				c = x
+			} else {
+				c = truncateRunes(x, prefix)
+			}
+		case []byte:
+			if k == kindBytes {
+				if int64(len(x)) > prefix {
+					x = x[:prefix]
+				}
+				c = x
+			} else {
+				c = truncateRunes(string(x), prefix)
+			}
+		}
+	}
+	if k != kindString || coll == 0 || collate.Bytewise(coll) {
+		return c, nil
+	}
+	var buf []byte
+	if sk != nil {
+		buf = *sk
+	}
+	start := len(buf)
 	switch x := c.(type) {
 	case string:
-		if k == kindBytes {
-			if int64(len(x)) > prefix {
-				return x[:prefix], nil
-			}
-			return x, nil
-		}
-		return truncateRunes(x, prefix), nil
+		buf = collate.Key(buf, coll, x)
 	case []byte:
-		if k == kindBytes {
-			if int64(len(x)) > prefix {
-				return x[:prefix], nil
-			}
-			return x, nil
-		}
-		return truncateRunes(string(x), prefix), nil
+		buf = collate.KeyBytes(buf, coll, x)
+	default:
+		return c, nil
 	}
-	return c, nil
+	if sk != nil {
+		*sk = buf
+	}
+	return buf[start:len(buf):len(buf)], nil
+}
+
+// stringCollation is the collation of a string column's sort keys, 0 for
+// any other column.
+func stringCollation(t gms.Type) gms.CollationID {
+	if kindOf(t) != kindString {
+		return 0
+	}
+	if ct, ok := t.(gms.TypeWithCollation); ok {
+		return ct.Collation()
+	}
+	return 0
 }
 
 func truncateRunes(s string, n int64) string {
@@ -229,16 +270,13 @@ func truncateRunes(s string, n int64) string {
 	return s
 }
 
-// collationIndexable reports whether byte order of the column's values is
-// its collation order, which is what a memcomparable index needs.
+// collationIndexable reports whether package collate builds sort keys for
+// the column's collation, which is what a memcomparable index needs.
 func collationIndexable(t gms.Type) (bool, string) {
 	ct, ok := t.(gms.TypeWithCollation)
 	if !ok {
 		return true, ""
 	}
-	name := ct.Collation().Name()
-	if name == "binary" || strings.HasSuffix(name, "_bin") {
-		return true, name
-	}
-	return false, name
+	c := ct.Collation()
+	return collate.Indexable(c), c.Name()
 }

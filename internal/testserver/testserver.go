@@ -27,9 +27,9 @@ func Start(t testing.TB) *Server {
 	return StartDir(t, t.TempDir())
 }
 
-// StartDir runs a server on dir (which may hold an earlier server's data),
-// without fsync on commit: a killed process keeps its commits only if the
-// OS had them, so crash tests use StartDurable.
+// StartDir runs a server on dir (which may hold an earlier server's data)
+// with relaxed durability (--no-sync: no fsync on commit; a killed process
+// keeps its acknowledged commits, an OS crash may lose the last second's).
 func StartDir(t testing.TB, dir string) *Server { return start(t, dir, true, nil) }
 
 // StartDurable is StartDir with durable commits.
@@ -51,6 +51,7 @@ func start(t testing.TB, dir string, noSync bool, mod func(*server.Config)) *Ser
 		Port:       0,
 		StatusPort: 0,
 		NoSync:     noSync,
+		Testing:    true,
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if mod != nil {

@@ -1,0 +1,491 @@
+package server
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer/analyzererrors"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	errorkinds "gopkg.in/src-d/go-errors.v1"
+
+	"github.com/reorgdb/reorgdb/kv"
+	rsql "github.com/reorgdb/reorgdb/sql"
+)
+
+// This file is the one place where errors get MySQL's codes and texts.
+//
+// go-mysql-server returns typed errors (errors.Kind values such as
+// sql.ErrUnknownSystemVariable), but its handler turns every error into a
+// *mysql.SQLError (sql.CastSQLError) before ReorgDB's handler sees it, with
+// code 1105 for most kinds and the kind's formatted message. kindErrors
+// recognises a kind by matching the message against the kind's own format
+// (so a change of wording in go-mysql-server moves with the kind), takes
+// the format's arguments back out, and builds MySQL's error from them.
+
+// stmtInfo is what is known of the statement that failed, for errors
+// whose MySQL text names a column or row go-mysql-server does not report.
+type stmtInfo struct {
+	query string
+	// qualify names the database of table name as the statement does.
+	qualify func(name string) string
+	// clause names the clause where the statement uses column col.
+	clause func(col string) string
+	// mismatchedRow is the row of an INSERT with the wrong value count.
+	mismatchedRow func() int
+	currentDB     func() string
+	// locate finds the column (its name and declared type) and the row
+	// (1-based) where the statement gave value to a column named col
+	// ("" for any) whose type typeOK accepts; nil when unknown.
+	locate func(value, col string, typeOK func(string) bool) (column, typ string, row int, ok bool)
+}
+
+// fixError maps an error without knowing the statement.
+func fixError(err error) error { return mapError(err, nil) }
+
+// kindError maps one go-mysql-server error kind to MySQL's error.
+type kindError struct {
+	kind *errorkinds.Kind
+	re   *regexp.Regexp
+	// mysql builds the error from the kind's format arguments.
+	mysql func(args []string, st *stmtInfo) error
+}
+
+func sqlErr(code int, state, format string, args ...any) error {
+	return mysql.NewSQLError(code, state, format, args...)
+}
+
+// kindPattern turns a kind's format into a regexp capturing its arguments;
+// Kind.Wrap's ": cause" suffix is allowed.
+func kindPattern(format string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString(`(?s)^`)
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' || i+1 == len(format) {
+			b.WriteString(regexp.QuoteMeta(string(c)))
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("+-# 0123456789.*", format[j]) >= 0 {
+			j++
+		}
+		if j < len(format) && format[j] == '%' {
+			b.WriteString("%")
+		} else {
+			b.WriteString(`(.*?)`)
+		}
+		i = j
+	}
+	b.WriteString(`(?:: .*)?$`)
+	return regexp.MustCompile(b.String())
+}
+
+func byKind(k *errorkinds.Kind, f func(args []string, st *stmtInfo) error) kindError {
+	return kindError{kind: k, re: kindPattern(k.Message), mysql: f}
+}
+
+// columnAndRow names the column (and its type) and the row of a value a
+// statement could not store, as far as the statement tells.
+func columnAndRow(st *stmtInfo, value, col string, typeOK func(string) bool) (string, string, int) {
+	if st != nil && st.locate != nil {
+		if c, t, row, ok := st.locate(value, col, typeOK); ok {
+			return c, t, row
+		}
+	}
+	return "", "", 1
+}
+
+func typePrefix(p ...string) func(string) bool {
+	return func(t string) bool {
+		t = strings.ToLower(t)
+		for _, x := range p {
+			if strings.HasPrefix(t, x) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// kindErrors, most common first.
+var reDiskFull = regexp.MustCompile(regexp.QuoteMeta(kv.ErrDiskFull.Error()) + ` \(([^)]*)\)`)
+
+var kindErrors = []kindError{
+	byKind(gms.ErrGeneratedColumnValue, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3105, "HY000", "The value specified for generated column '%s' in table '%s' is not allowed.", unquote(a[0]), unquote(a[1]))
+	}),
+	byKind(gms.ErrNoDatabaseSelected, func([]string, *stmtInfo) error {
+		return sqlErr(mysql.ERNoDb, "3D000", "No database selected")
+	}),
+	byKind(types.ErrLengthBeyondLimit, func(a []string, st *stmtInfo) error {
+		_, _, row := columnAndRow(st, a[0], a[1], nil)
+		return sqlErr(mysql.ERDataTooLong, "22001", "Data too long for column '%s' at row %d", a[1], row)
+	}),
+	byKind(gms.ErrValueOutOfRange, func(a []string, st *stmtInfo) error {
+		// a[1] is the column's type as go-mysql-server prints it
+		// ("tinyint", "int unsigned", "decimal(5,2)").
+		base, _, _ := strings.Cut(a[1], "(")
+		base, _, _ = strings.Cut(base, " ")
+		col, _, row := columnAndRow(st, a[0], "", typePrefix(base))
+		if col == "" {
+			// No column to name (not an INSERT or UPDATE of a literal):
+			// MySQL's text for an expression out of range.
+			return sqlErr(mysql.ERDataOutOfRange, "22003", "%s value is out of range in '%s'", strings.ToUpper(a[1]), a[0])
+		}
+		return sqlErr(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
+	}),
+	byKind(types.ErrConvertingToTime, func(a []string, st *stmtInfo) error {
+		col, typ, row := columnAndRow(st, a[0], "", typePrefix("date", "time", "year"))
+		if col == "" {
+			return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect datetime value: '%s'", a[0])
+		}
+		kind := "datetime"
+		switch {
+		case typePrefix("datetime", "timestamp")(typ):
+		case typePrefix("date")(typ):
+			kind = "date"
+		case typePrefix("time")(typ):
+			kind = "time"
+		case typePrefix("year")(typ):
+			kind = "year"
+		}
+		return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect %s value: '%s' for column '%s' at row %d", kind, a[0], col, row)
+	}),
+	byKind(gms.ErrUnknownSystemVariable, func(a []string, _ *stmtInfo) error {
+		name := strings.TrimPrefix(a[0], "@@")
+		for _, scope := range []string{"global.", "session.", "local.", "persist.", "persist_only."} {
+			if len(name) > len(scope) && strings.EqualFold(name[:len(scope)], scope) {
+				name = name[len(scope):]
+				break
+			}
+		}
+		return sqlErr(mysql.ERUnknownSystemVariable, mysql.SSUnknownSQLState, "Unknown system variable '%s'", name)
+	}),
+	byKind(gms.ErrInvalidSystemVariableValue, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERWrongValueForVar, "42000", "Variable '%s' can't be set to the value of '%s'", a[0], a[1])
+	}),
+	byKind(gms.ErrUnknownPreparedStatement, func(a []string, st *stmtInfo) error {
+		to := "EXECUTE"
+		if st != nil && statementType(st.query) == "other" && reDeallocate.MatchString(st.query) {
+			to = "DEALLOCATE PREPARE"
+		}
+		return sqlErr(1243, mysql.SSUnknownSQLState, "Unknown prepared statement handler (%s) given to %s", a[0], to)
+	}),
+	byKind(planbuilder.ErrUnionSchemasDifferentLength, func([]string, *stmtInfo) error {
+		return sqlErr(mysql.ERWrongNumberOfColumnsInSelect, "21000", "The used SELECT statements have a different number of columns")
+	}),
+	byKind(gms.ErrDuplicateColumn, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERDupFieldName, "42S21", "Duplicate column name '%s'", a[0])
+	}),
+	byKind(gms.ErrInvalidIdentifier, func(a []string, _ *stmtInfo) error {
+		// go-mysql-server's only reason for it is the length.
+		return sqlErr(mysql.ERTooLongIdent, "42000", "Identifier name '%s' is too long", a[0])
+	}),
+	byKind(gms.ErrInsertIntoNonNullableDefaultNullColumn, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1364, mysql.SSUnknownSQLState, "Field '%s' doesn't have a default value", a[0])
+	}),
+	byKind(gms.ErrInsertIntoNonNullableProvidedNull, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERBadNullError, "23000", "Column '%s' cannot be null", a[0])
+	}),
+	byKind(gms.ErrInsertIntoMismatchValueCount, func(_ []string, st *stmtInfo) error {
+		row := 1
+		if st != nil && st.mismatchedRow != nil {
+			row = st.mismatchedRow()
+		}
+		return sqlErr(mysql.ERWrongValueCountOnRow, "21S01", "Column count doesn't match value count at row %d", row)
+	}),
+	byKind(gms.ErrInvalidValue, func(a []string, st *stmtInfo) error {
+		base, _, _ := strings.Cut(a[1], "(")
+		base, _, _ = strings.Cut(base, " ")
+		word := strings.ToLower(base)
+		switch word {
+		case "tinyint", "smallint", "mediumint", "int", "bigint":
+			word = "integer"
+		case "float", "double":
+			word = "double"
+		}
+		col, _, row := columnAndRow(st, a[0], "", typePrefix(strings.ToLower(base)))
+		if col == "" {
+			return sqlErr(mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState, "Incorrect %s value: '%s'", word, a[0])
+		}
+		return sqlErr(mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState, "Incorrect %s value: '%s' for column '%s' at row %d", word, a[0], col, row)
+	}),
+	byKind(types.ErrConvertingToEnum, func(a []string, st *stmtInfo) error {
+		col, _, row := columnAndRow(st, a[0], "", typePrefix("enum"))
+		return sqlErr(mysql.ERWarnDataTruncated, "01000", "Data truncated for column '%s' at row %d", col, row)
+	}),
+	byKind(gms.ErrInvalidSetValue, func(a []string, st *stmtInfo) error {
+		if st != nil && statementType(st.query) == "set" {
+			if v := setVariable(st.query); v != "" {
+				return sqlErr(mysql.ERWrongValueForVar, "42000", "Variable '%s' can't be set to the value of '%s'", v, a[0])
+			}
+		}
+		col, _, row := columnAndRow(st, a[0], "", typePrefix("set"))
+		return sqlErr(mysql.ERWarnDataTruncated, "01000", "Data truncated for column '%s' at row %d", col, row)
+	}),
+	byKind(types.ErrConvertToDecimalLimit, func(_ []string, st *stmtInfo) error {
+		col, _, row := columnAndRow(st, "", "", typePrefix("decimal"))
+		return sqlErr(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
+	}),
+	byKind(gms.ErrColumnNotFound, func(a []string, st *stmtInfo) error {
+		col := unquote(a[0])
+		clause := "field list"
+		if st != nil && st.clause != nil {
+			clause = st.clause(col)
+		}
+		return sqlErr(mysql.ERBadFieldError, mysql.SSBadFieldError, "Unknown column '%s' in '%s'", col, clause)
+	}),
+	byKind(gms.ErrUnknownColumn, func(a []string, _ *stmtInfo) error {
+		// go-mysql-server names the table; MySQL the INSERT's field list.
+		return sqlErr(mysql.ERBadFieldError, mysql.SSBadFieldError, "Unknown column '%s' in 'field list'", a[0])
+	}),
+	byKind(gms.ErrAmbiguousColumnName, func(a []string, st *stmtInfo) error {
+		col := unquote(a[0])
+		clause := "field list"
+		if st != nil && st.clause != nil {
+			clause = st.clause(col)
+		}
+		return sqlErr(mysql.ERNonUniq, "23000", "Column '%s' in %s is ambiguous", col, clause)
+	}),
+	byKind(gms.ErrTableColumnNotFound, func(a []string, st *stmtInfo) error {
+		if st != nil && reDrop.MatchString(st.query) {
+			return sqlErr(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", unquote(a[1]))
+		}
+		return sqlErr(mysql.ERBadFieldError, mysql.SSBadFieldError, "Unknown column '%s' in '%s'", unquote(a[1]), unquote(a[0]))
+	}),
+	byKind(gms.ErrColumnExists, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERDupFieldName, "42S21", "Duplicate column name '%s'", unquote(a[0]))
+	}),
+	byKind(gms.ErrDatabaseExists, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERDbCreateExists, mysql.SSUnknownSQLState, "Can't create database '%s'; database exists", a[0])
+	}),
+	byKind(gms.ErrDuplicateAliasOrTable, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERNonUniqTable, "42000", "Not unique table/alias: '%s'", a[0])
+	}),
+	byKind(gms.ErrColumnNumberDoesNotMatch, func([]string, *stmtInfo) error {
+		return sqlErr(mysql.ERWrongNumberOfColumnsInSelect, "21000", "The used SELECT statements have a different number of columns")
+	}),
+	byKind(gms.ErrSystemVariableGlobalOnly, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERGlobalVariable, mysql.SSUnknownSQLState, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", a[0])
+	}),
+	byKind(gms.ErrSystemVariableSessionOnly, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERLocalVariable, mysql.SSUnknownSQLState, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", a[0])
+	}),
+	byKind(gms.ErrSystemVariableReadOnly, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERIncorrectGlobalLocalVar, mysql.SSUnknownSQLState, "Variable '%s' is a read only variable", a[0])
+	}),
+	byKind(gms.ErrSavepointDoesNotExist, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERSPDoesNotExist, "42000", "SAVEPOINT %s does not exist", a[0])
+	}),
+	byKind(gms.ErrFunctionNotFound, func(a []string, st *stmtInfo) error {
+		if st != nil && st.currentDB != nil {
+			if db := st.currentDB(); db != "" {
+				return sqlErr(mysql.ERSPDoesNotExist, "42000", "FUNCTION %s.%s does not exist", db, a[0])
+			}
+		}
+		return sqlErr(mysql.ERSPDoesNotExist, "42000", "FUNCTION %s does not exist", a[0])
+	}),
+	byKind(gms.ErrInvalidArgumentNumber, func(a []string, st *stmtInfo) error {
+		name := a[0]
+		if st != nil {
+			if i := strings.Index(strings.ToLower(st.query), strings.ToLower(name)+"("); i >= 0 {
+				name = st.query[i : i+len(name)]
+			}
+		}
+		return sqlErr(1582, "42000", "Incorrect parameter count in the call to native function '%s'", name)
+	}),
+	byKind(gms.ErrInvalidAutoIncCols, func([]string, *stmtInfo) error {
+		return sqlErr(mysql.ERWrongAutoKey, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+	}),
+	byKind(types.ErrLengthTooLarge, func(a []string, st *stmtInfo) error {
+		col := ""
+		if st != nil {
+			col = columnWithLength(st.query, a[0])
+		}
+		return sqlErr(mysql.ERTooBigFieldLength, "42000", "Column length too big for column '%s' (max = %s); use BLOB or TEXT instead", col, a[1])
+	}),
+	byKind(gms.ErrGrantUserDoesNotExist, func([]string, *stmtInfo) error {
+		return sqlErr(1410, "42000", "You are not allowed to create a user with GRANT")
+	}),
+	byKind(gms.ErrUserCreationFailure, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1396, mysql.SSUnknownSQLState, "Operation CREATE USER failed for %s", a[0])
+	}),
+	byKind(gms.ErrKeyColumnDoesNotExist, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERKeyColumnDoesNotExist, "42000", "Key column '%s' doesn't exist in table", a[0])
+	}),
+	byKind(analyzererrors.ErrValidationGroupBy, func(a []string, st *stmtInfo) error {
+		// MySQL names the select-list position and the column with its
+		// database.
+		col := a[0]
+		pos := 1
+		if st != nil {
+			pos = selectPosition(st.query, col)
+			if st.currentDB != nil && strings.Count(col, ".") == 1 {
+				if db := st.currentDB(); db != "" {
+					col = db + "." + col
+				}
+			}
+		}
+		return sqlErr(mysql.ERWrongFieldWithGroup, "42000", "Expression #%d of SELECT list is not in GROUP BY clause and contains nonaggregated column '%s' which is not functionally dependent on columns in GROUP BY clause; this is incompatible with sql_mode=only_full_group_by", pos, col)
+	}),
+	byKind(gms.ErrColumnSpecifiedTwice, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERFieldSpecifiedTwice, "42000", "Column '%s' specified twice", a[0])
+	}),
+	byKind(gms.ErrInvalidJson, func(a []string, st *stmtInfo) error {
+		// MySQL also names the position in the text, which
+		// go-mysql-server's JSON decoder does not report.
+		col, _, _ := columnAndRow(st, "", "", typePrefix("json"))
+		if col == "" {
+			return sqlErr(3141, "22032", "Invalid JSON text in argument 1 to function cast_as_json: \"%s\".", a[0])
+		}
+		return sqlErr(3140, "22032", "Invalid JSON text: \"%s\" in value for column '%s'.", a[0], col)
+	}),
+	byKind(gms.ErrReadOnlyTransaction, func([]string, *stmtInfo) error {
+		return sqlErr(1792, "25006", "Cannot execute statement in a READ ONLY transaction.")
+	}),
+}
+
+var reSyntax = regexp.MustCompile(`^syntax error at position (\d+)(?: near '(.*)')?$`)
+
+// syntaxError turns vitess's "syntax error at position N near 'tok'" into
+// MySQL's 1064, which quotes the statement from the offending token on
+// and names its line.
+func syntaxError(msg string, st *stmtInfo) error {
+	m := reSyntax.FindStringSubmatch(msg)
+	if m == nil {
+		return errSyntax(msg)
+	}
+	if st == nil || st.query == "" {
+		return errSyntax(m[2])
+	}
+	q := st.query
+	pos, _ := strconv.Atoi(m[1])
+	pos = min(max(pos, 0), len(q))
+	idx := -1
+	if m[2] != "" {
+		idx = strings.LastIndex(q[:pos], m[2])
+		if idx < 0 {
+			idx = strings.LastIndex(strings.ToLower(q[:pos]), strings.ToLower(m[2]))
+		}
+	}
+	if idx < 0 && m[2] != "" {
+		// The position is in another statement's text (PREPARE ... FROM).
+		idx = strings.Index(q, m[2])
+	}
+	if idx < 0 {
+		if m[2] != "" {
+			return errSyntax(m[2])
+		}
+		idx = pos
+	}
+	near := q[idx:]
+	if len(near) > 80 {
+		near = near[:80]
+	}
+	line := 1 + strings.Count(q[:idx], "\n")
+	return mysql.NewSQLError(mysql.ERParseError, "42000",
+		"You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %d", near, line)
+}
+
+// unquote removes the quotes %q put around a name.
+func unquote(s string) string {
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// mapError gives an error MySQL's code, SQLSTATE and text.
+func mapError(err error, st *stmtInfo) error {
+	var full *kv.DiskFullError
+	if errors.As(err, &full) {
+		return rsql.DiskFullError(full.Path)
+	}
+	se, ok := err.(*mysql.SQLError)
+	if !ok {
+		return err
+	}
+	// A kv.DiskFullError that reached go-mysql-server other than as a
+	// commit error (a catalog write of DDL, say) arrives as its text.
+	if m := reDiskFull.FindStringSubmatch(se.Message); m != nil {
+		return rsql.DiskFullError(m[1])
+	}
+	// go-mysql-server gives some kinds a code but not MySQL's text.
+	for _, k := range kindErrors {
+		if m := k.re.FindStringSubmatch(se.Message); m != nil {
+			return k.mysql(m[1:], st)
+		}
+	}
+	switch se.Num {
+	case mysql.ERDupEntry:
+		msg := se.Message
+		if i := strings.Index(msg, "Duplicate entry '"); i > 0 {
+			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg[i:])
+		}
+		if se.State == "" || se.State == mysql.SSUnknownSQLState {
+			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg)
+		}
+	case mysql.ERNoSuchTable:
+		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil {
+			name := m[1]
+			if st != nil && st.qualify != nil && !strings.Contains(name, ".") {
+				if db := st.qualify(name); db != "" {
+					name = db + "." + name
+				}
+			}
+			return mysql.NewSQLError(mysql.ERNoSuchTable, "42S02", "Table '%s' doesn't exist", name)
+		}
+	case mysql.ERBadDb:
+		if m := reDBNotFound.FindStringSubmatch(se.Message); m != nil {
+			return mysql.NewSQLError(mysql.ERBadDb, "42000", "Unknown database '%s'", m[1])
+		}
+	case mysql.ERCantDropFieldOrKey:
+		if m := reCantDrop.FindStringSubmatch(se.Message); m != nil {
+			return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", m[1])
+		}
+	case mysql.ERKeyColumnDoesNotExist:
+		msg := se.Message
+		if strings.HasPrefix(msg, "key column") {
+			msg = "K" + msg[1:]
+		}
+		return sqlErr(mysql.ERKeyColumnDoesNotExist, "42000", "%s", msg)
+	case 1792:
+		return sqlErr(1792, "25006", "Cannot execute statement in a READ ONLY transaction.")
+	case mysql.ERUnknownError:
+		msg := se.Message
+		if m := reBlobKey.FindStringSubmatch(msg); m != nil {
+			return mysql.NewSQLError(mysql.ERBlobKeyWithoutLength, "42000", "BLOB/TEXT column '%s' used in key specification without a key length", m[1])
+		}
+		if strings.HasPrefix(msg, "incorrect prefix key") {
+			return mysql.NewSQLError(mysql.ERWrongSubKey, "HY000", "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
+		}
+		if strings.HasSuffix(msg, "cannot be altered") {
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'ALTER TABLE column changes' (%s)", msg)
+		}
+		if m := reTableExists.FindStringSubmatch(msg); m != nil {
+			return mysql.NewSQLError(mysql.ERTableExists, "42S01", "Table '%s' already exists", m[1])
+		}
+		switch {
+		case strings.HasPrefix(msg, "syntax error"):
+			return syntaxError(msg, st)
+		case strings.HasPrefix(msg, "column \"") && strings.Contains(msg, "could not be found"):
+			return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "%s", msg)
+		}
+	}
+	return err
+}
+
+var (
+	reTableNotFound = regexp.MustCompile(`^table not found: (.*)$`)
+	reDBNotFound    = regexp.MustCompile(`^database not found: (.*)$`)
+	reBlobKey       = regexp.MustCompile(`^blob/text column '(.*)' used in key specification without a key length`)
+	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
+	reCantDrop      = regexp.MustCompile(`^(?:error: )?can't drop '(.*)'; check that column/key exists$`)
+	reDrop          = regexp.MustCompile(`(?i)\bDROP\b`)
+	reDeallocate    = regexp.MustCompile(`(?i)^\s*(?:DEALLOCATE|DROP)\s+PREPARE\b`)
+)

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// Server status flags of handshake, OK and EOF packets (mysql_com.h).
+// vitess's go/mysql manages the cursor and more-results bits itself; the
+// bits below describe the session, and syncStatus keeps them true.
+const (
+	statusInTrans         = mysql.ServerInTransaction    // SERVER_STATUS_IN_TRANS
+	statusAutocommit      = mysql.ServerStatusAutocommit // SERVER_STATUS_AUTOCOMMIT
+	statusDBDropped       = 0x0100                       // SERVER_STATUS_DB_DROPPED, in DROP DATABASE's OK only
+	statusNoBackslashEsc  = 0x0200                       // SERVER_STATUS_NO_BACKSLASH_ESCAPES
+	statusInTransReadonly = 0x2000                       // SERVER_STATUS_IN_TRANS_READONLY
+	sessionStatusMask     = statusInTrans | statusAutocommit | statusNoBackslashEsc | statusInTransReadonly
+)
+
+// connState is what the server keeps per client connection beside
+// go-mysql-server's session.
+type connState struct {
+	mc        *mysql.Conn
+	handshake uint16 // status flags of the handshake
+	// noBackslash mirrors the session's NO_BACKSLASH_ESCAPES for protoConn.
+	noBackslash, ansiQuotes atomic.Bool
+	// cursor: the COM_STMT_EXECUTE being served opened a cursor.
+	cursor atomic.Bool
+	mu     sync.Mutex
+	sess   gms.Session // the connection's session; replaced by COM_RESET_CONNECTION
+	// execErr holds the errors of statements whose next execution must
+	// fail: they got COM_STMT_SEND_LONG_DATA for a parameter they do not
+	// have (MySQL reports that at COM_STMT_EXECUTE), or a malformed
+	// execution that protoConn decoded.
+	execErr map[uint32]error
+	// stmtTypes are the parameter types last bound, per statement, for
+	// statements whose executions the server decodes itself (manyparams.go).
+	stmtTypes map[uint32][]byte
+	// running is the statement being served (interrupt.go).
+	running *running
+	// prev is closed when the goroutine of an abandoned statement is
+	// done; only the connection's goroutine uses it.
+	prev chan struct{}
+}
+
+// waitPrev waits until no abandoned statement uses the session.
+func (st *connState) waitPrev() {
+	if st.prev != nil {
+		<-st.prev
+		st.prev = nil
+	}
+}
+
+func (st *connState) session() gms.Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.sess
+}
+
+func (s *Server) connState(id uint32) *connState {
+	if v, ok := s.conns.Load(id); ok {
+		return v.(*connState)
+	}
+	return nil
+}
+
+// sessionFlags computes the session's status flags.
+func sessionFlags(sess gms.Session) uint16 {
+	var f uint16
+	if v, err := sess.GetSessionVariable(nil, "autocommit"); err == nil && truthy(v) {
+		f |= statusAutocommit
+	}
+	if v, err := sess.GetSessionVariable(nil, "sql_mode"); err == nil && hasMode(v, "NO_BACKSLASH_ESCAPES") {
+		f |= statusNoBackslashEsc
+	}
+	// With autocommit on, the transaction go-mysql-server holds while a
+	// statement runs is the statement's own; only BEGIN / START
+	// TRANSACTION (which make it ignore autocommit) open one for the
+	// client, as in MySQL.
+	if tx := sess.GetTransaction(); tx != nil && (f&statusAutocommit == 0 || sess.GetIgnoreAutoCommit()) {
+		f |= statusInTrans
+		if tx.IsReadOnly() {
+			f |= statusInTransReadonly
+		}
+	}
+	return f
+}
+
+// globalFlags are the flags of a session that does not exist yet, for the
+// handshake: they follow the global autocommit and sql_mode.
+func globalFlags() uint16 {
+	var f uint16 = statusAutocommit
+	if gms.SystemVariables == nil {
+		return f
+	}
+	if _, v, ok := gms.SystemVariables.GetGlobal("autocommit"); ok && !truthy(v) {
+		f &^= statusAutocommit
+	}
+	if sv, v, ok := gms.SystemVariables.GetGlobal("sql_mode"); ok {
+		if st, isSet := sv.GetType().(gms.SetType); isSet {
+			if bits, isBits := v.(uint64); isBits {
+				v, _ = st.BitsToString(bits)
+			}
+		}
+		if hasMode(v, "NO_BACKSLASH_ESCAPES") {
+			f |= statusNoBackslashEsc
+		}
+	}
+	return f
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case int8:
+		return x != 0
+	case int:
+		return x != 0
+	case int64:
+		return x != 0
+	case uint64:
+		return x != 0
+	case int32:
+		return x != 0
+	case string:
+		return strings.EqualFold(x, "on") || x == "1" || strings.EqualFold(x, "true")
+	}
+	return false
+}
+
+func hasMode(v any, mode string) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	for s != "" {
+		var m string
+		m, s, _ = strings.Cut(s, ",")
+		if strings.EqualFold(strings.TrimSpace(m), mode) {
+			return true
+		}
+	}
+	return false
+}
+
+// syncStatus sets c's session status flags from the session's state, so
+// that the next OK or EOF packet tells the client the truth.
+func (h *handler) syncStatus(c *mysql.Conn) {
+	st := h.s.connState(c.ConnectionID)
+	if st == nil {
+		return
+	}
+	sess := st.session()
+	if sess == nil {
+		return
+	}
+	f := sessionFlags(sess)
+	st.noBackslash.Store(f&statusNoBackslashEsc != 0)
+	v, _ := sess.GetSessionVariable(nil, "sql_mode")
+	st.ansiQuotes.Store(hasMode(v, "ANSI_QUOTES") || hasMode(v, "ANSI"))
+	c.StatusFlags = c.StatusFlags&^sessionStatusMask | f
+}

@@ -1,0 +1,77 @@
+package sql
+
+import (
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+)
+
+// ruleMax1Row is the id of clearMax1Row, past go-mysql-server's own.
+const ruleMax1Row analyzer.RuleId = 10000
+
+// addRules adds ReorgDB's analyzer rules to go-mysql-server's last batch.
+func addRules(a *analyzer.Analyzer) {
+	for _, b := range a.Batches {
+		if b.Desc == "after-all" {
+			b.Rules = append(b.Rules, analyzer.Rule{Id: ruleMax1Row, Apply: clearMax1Row})
+			return
+		}
+	}
+	a.Batches = append(a.Batches, &analyzer.Batch{Desc: "reorgdb", Iterations: 1,
+		Rules: []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}}})
+}
+
+// clearMax1Row drops the flag that makes the handler read a single result
+// row (QFlagMax1Row) where go-mysql-server sets it wrongly: it sets it for
+// a COUNT(*) without GROUP BY or an index lookup of one unique key, and
+// keeps it when that is one branch of a UNION (SELECT ... WHERE id = 1
+// UNION SELECT ... WHERE id = 2 failed with "result max1Row iterator
+// returned more than one row") or the query under EXPLAIN, whose rows are
+// the plan's. The flag only selects a shortcut; without it the handler
+// reads the rows the usual way.
+func clearMax1Row(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, qFlags *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
+	if qFlags == nil || !qFlags.IsSet(gms.QFlagMax1Row) {
+		return n, transform.SameTree, nil
+	}
+	clear := isExplain(ctx.Query())
+	if !clear {
+		transform.Inspect(n, func(n gms.Node) bool {
+			if _, ok := n.(*plan.SetOp); ok {
+				clear = true
+			}
+			return !clear
+		})
+	}
+	if clear {
+		qFlags.Unset(gms.QFlagMax1Row)
+	}
+	return n, transform.SameTree, nil
+}
+
+// isExplain reports whether a statement is EXPLAIN / DESCRIBE / DESC of a
+// query.
+func isExplain(q string) bool {
+	for {
+		q = strings.TrimLeft(q, " \t\r\n(")
+		if !strings.HasPrefix(q, "/*") {
+			break
+		}
+		end := strings.Index(q, "*/")
+		if end < 0 {
+			return false
+		}
+		q = q[end+2:]
+	}
+	end := strings.IndexFunc(q, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
+	if end < 0 {
+		end = len(q)
+	}
+	switch strings.ToLower(q[:end]) {
+	case "explain", "describe", "desc":
+		return true
+	}
+	return false
+}
