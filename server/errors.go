@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strconv"
@@ -406,9 +407,18 @@ func mapError(err error, st *stmtInfo) error {
 	if errors.As(err, &full) {
 		return rsql.DiskFullError(full.Path)
 	}
+	// go-mysql-server's own KILL QUERY cancels the statement's context
+	// before ReorgDB's interrupt records why; the statement then ends
+	// with the bare cancellation.
+	if errors.Is(err, context.Canceled) {
+		return rsql.ErrInterrupted()
+	}
 	se, ok := err.(*mysql.SQLError)
 	if !ok {
 		return err
+	}
+	if se.Num == mysql.ERUnknownError && se.Message == context.Canceled.Error() {
+		return rsql.ErrInterrupted()
 	}
 	// A kv.DiskFullError that reached go-mysql-server other than as a
 	// commit error (a catalog write of DDL, say) arrives as its text.
