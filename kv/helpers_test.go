@@ -56,7 +56,7 @@ func (s *Store) beginAt(ts uint64) *Txn {
 	s.mu.Lock()
 	s.live[ts]++
 	s.mu.Unlock()
-	return &Txn{s: s, startTS: ts}
+	return newTxn(s, ts)
 }
 
 type kvPair struct{ k, v string }

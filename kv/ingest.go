@@ -38,7 +38,7 @@ func (s *Store) BeginAt(ts uint64) (*Txn, error) {
 		return nil, fmt.Errorf("kv: snapshot at %d is above the read timestamp %d", ts, s.readTSLocked())
 	}
 	s.live[ts]++
-	return &Txn{s: s, startTS: ts}, nil
+	return newTxn(s, ts), nil
 }
 
 // Ingester writes versions of keys at one timestamp into sstables, which

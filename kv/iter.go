@@ -323,7 +323,7 @@ type txnIter struct {
 }
 
 func newTxnIter(t *Txn, lower, upper []byte, reverse bool) (*txnIter, error) {
-	snap, err := newMVCCIter(t.s.db, lower, upper, t.startTS, reverse)
+	snap, err := newMVCCIter(t.s.db, lower, upper, t.readTS, reverse)
 	if err != nil {
 		return nil, err
 	}

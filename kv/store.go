@@ -83,6 +83,7 @@ type Store struct {
 	writeOpts *pebble.WriteOptions
 	lifetime  time.Duration
 	latches   latches
+	locks     lockTable
 	metrics   metrics
 
 	// mu guards the timestamp oracle, the in-flight commit queue and the
@@ -229,6 +230,7 @@ func Open(opts Options) (*Store, error) {
 	s.popts.EnsureDefaults()
 	s.hwmCond.L = &s.mu
 	s.latches.init()
+	s.locks.init()
 	// Concurrent committers each ask for a synced commit; Pebble's commit
 	// pipeline groups everything queued behind one WAL fsync, so this costs
 	// one fsync per group, not per transaction. With NoSync too: the commit
@@ -337,7 +339,7 @@ func (s *Store) Begin() *Txn {
 	// never pick a safe point above a snapshot that is about to be used.
 	s.live[ts]++
 	s.mu.Unlock()
-	return &Txn{s: s, startTS: ts}
+	return newTxn(s, ts)
 }
 
 // ReadTS returns the timestamp a transaction started now would read at:
@@ -538,6 +540,9 @@ type metrics struct {
 	aborts    prometheus.Counter
 	conflicts prometheus.Counter
 	commitDur prometheus.Histogram
+	locks     prometheus.Counter
+	lockWaits prometheus.Counter
+	deadlocks prometheus.Counter
 }
 
 func newMetrics() metrics {
@@ -559,6 +564,18 @@ func newMetrics() metrics {
 			Help:    "Latency of successful read-write commits, from latching to durable and visible.",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
 		}),
+		locks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kv_locks_acquired_total",
+			Help: "Row locks taken by transactions.",
+		}),
+		lockWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kv_lock_waits_total",
+			Help: "Row lock requests that had to wait for another transaction.",
+		}),
+		deadlocks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kv_deadlocks_total",
+			Help: "Row lock requests refused because waiting would have deadlocked.",
+		}),
 	}
 }
 
@@ -574,5 +591,5 @@ func (s *Store) Collectors() []prometheus.Collector {
 		}
 		return 0
 	})
-	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, diskFull}
+	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, m.locks, m.lockWaits, m.deadlocks, diskFull}
 }

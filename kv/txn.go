@@ -14,10 +14,13 @@ import (
 // snapshot of it.
 type writeBuffer = btreemap.BTreeMap[[]byte, bufVal]
 
-// bufVal is a buffered write; del marks a tombstone.
+// bufVal is a buffered write; del marks a tombstone. base is the newest
+// timestamp whose commits the transaction could see when it wrote: a
+// commit to the key above it is a conflict.
 type bufVal struct {
-	val []byte
-	del bool
+	val  []byte
+	del  bool
+	base uint64
 }
 
 type bufWrite struct {
@@ -38,7 +41,15 @@ func newWriteBuffer() *writeBuffer {
 type Txn struct {
 	s       *Store
 	startTS uint64
-	done    bool
+	// readTS is the snapshot reads see: startTS, or a newer one for a
+	// statement that reads the newest data (SetReadTS).
+	readTS uint64
+	done   bool
+
+	// locked are the keys the transaction holds locks on; lockTS is the
+	// newest timestamp at which it took one (see locks.go).
+	locked []string
+	lockTS uint64
 
 	buf *writeBuffer
 	// bufShared is set while a savepoint or iterator may reference buf; the
@@ -56,6 +67,87 @@ type Txn struct {
 
 	// iters are the transaction's open iterators, closed when it finishes.
 	iters []*txnIter
+}
+
+func newTxn(s *Store, ts uint64) *Txn { return &Txn{s: s, startTS: ts, readTS: ts} }
+
+// ReadTS returns the snapshot the transaction's reads see now.
+func (t *Txn) ReadTS() uint64 { return t.readTS }
+
+// SetReadTS makes later reads see the store as of ts, which must be at or
+// above StartTS and at or below the store's ReadTS: a statement that
+// reads the newest data (DML under pessimistic locking, READ COMMITTED)
+// moves it up, and a snapshot statement after it moves it back to
+// StartTS. GC never removes what ts sees: it keeps every version that is
+// newest as of StartTS or later.
+func (t *Txn) SetReadTS(ts uint64) {
+	if ts < t.startTS {
+		ts = t.startTS
+	}
+	if ts == t.readTS {
+		return
+	}
+	t.readTS = ts
+	// The point-read iterator's view of the LSM is fixed at its creation:
+	// a newer snapshot needs a new one.
+	t.closePointIter()
+}
+
+func (t *Txn) closePointIter() {
+	if t.pointIter != nil {
+		if err := t.pointIter.Close(); err != nil {
+			t.s.log.Error("kv: closing point-read iterator", "err", err)
+		}
+		t.pointIter = nil
+	}
+}
+
+// GetLatest is Get at the newest committed version of key (or the
+// transaction's own write): the current read of a key the transaction
+// has locked, which nobody else can change until it lets go.
+func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
+	if t.done {
+		return nil, false, ErrTxnDone
+	}
+	if t.buf != nil {
+		if _, v, ok := t.buf.Get(key); ok {
+			if v.del {
+				return nil, false, nil
+			}
+			return bytes.Clone(v.val), true, nil
+		}
+	}
+	ts := t.s.ReadTS()
+	if ts > t.lockTS {
+		t.lockTS = ts
+	}
+	// A fresh iterator: it holds every commit at or below ts.
+	it, err := t.s.db.NewIter(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	defer it.Close()
+	return readVersion(it, appendVersionKey(nil, key, ts))
+}
+
+// readVersion returns the value of the first version at or after the
+// seek key lo (key and timestamp) of its key.
+func readVersion(it *pebble.Iterator, lo []byte) (value []byte, found bool, err error) {
+	if !it.SeekPrefixGE(lo) {
+		return nil, false, it.Error()
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return nil, false, err
+	}
+	if len(v) == 0 {
+		return nil, false, errMalformedValue
+	}
+	if v[0] == flagDelete {
+		return nil, false, nil
+	}
+	// Non-nil even when empty: found values are never nil.
+	return append(make([]byte, 0, len(v)-1), v[1:]...), true, nil
 }
 
 // Savepoint is a snapshot of a transaction's write buffer.
@@ -89,25 +181,10 @@ func (t *Txn) Get(key []byte) (value []byte, found bool, err error) {
 			return nil, false, err
 		}
 	}
-	// The first version of key at or below startTS is the answer. A prefix
+	// The first version of key at or below readTS is the answer. A prefix
 	// seek consults the sstables' bloom filters and never leaves the key.
-	t.lo = appendVersionKey(t.lo[:0], key, t.startTS)
-	it := t.pointIter
-	if !it.SeekPrefixGE(t.lo) {
-		return nil, false, it.Error()
-	}
-	v, err := it.ValueAndErr()
-	if err != nil {
-		return nil, false, err
-	}
-	if len(v) == 0 {
-		return nil, false, errMalformedValue
-	}
-	if v[0] == flagDelete {
-		return nil, false, nil
-	}
-	// Non-nil even when empty: found values are never nil.
-	return append(make([]byte, 0, len(v)-1), v[1:]...), true, nil
+	t.lo = appendVersionKey(t.lo[:0], key, t.readTS)
+	return readVersion(t.pointIter, t.lo)
 }
 
 // Set buffers a write of value to key. Both are copied.
@@ -131,6 +208,7 @@ func (t *Txn) write(key []byte, v bufVal) error {
 		t.buf = t.buf.Clone()
 		t.bufShared = false
 	}
+	v.base = max(t.readTS, t.lockTS)
 	t.buf.ReplaceOrInsert(bytes.Clone(key), v)
 	return nil
 }
@@ -191,6 +269,7 @@ func (t *Txn) Rollback() {
 // registration, which lets GC advance past its snapshot.
 func (t *Txn) finish() {
 	t.done = true
+	t.releaseLocks()
 	if t.s.isClosed() {
 		// The Pebble instance is gone (a connection closing during
 		// shutdown): its iterators must not be touched any more.
@@ -205,12 +284,7 @@ func (t *Txn) finish() {
 			t.s.log.Error("kv: closing iterator", "err", err)
 		}
 	}
-	if t.pointIter != nil {
-		if err := t.pointIter.Close(); err != nil {
-			t.s.log.Error("kv: closing point-read iterator", "err", err)
-		}
-		t.pointIter = nil
-	}
+	t.closePointIter()
 	t.buf = nil
 	t.s.unregister(t.startTS)
 }
@@ -283,9 +357,9 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 			err = kerr
 			break
 		}
-		if ts > t.startTS {
+		if base := max(t.startTS, w.base); ts > base {
 			s.metrics.conflicts.Inc()
-			err = fmt.Errorf("%w on key %q (committed at %d, snapshot %d)", ErrWriteConflict, w.key, ts, t.startTS)
+			err = fmt.Errorf("%w on key %q (committed at %d, read at %d)", ErrWriteConflict, w.key, ts, base)
 			break
 		}
 	}

@@ -1,0 +1,155 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Pessimistic row locks, as InnoDB and TiDB's pessimistic mode take them.
+//
+// A transaction may lock keys before it writes them (Txn.Lock). A lock is
+// exclusive, held until the transaction commits or rolls back, and taken
+// again by its owner at no cost. Locks live only in memory: uncommitted
+// writes never leave the transaction's buffer, so snapshot readers neither
+// take nor wait for locks, and a crash loses no lock that matters.
+//
+// The contract with commit: a transaction that locked a key reads it after
+// the lock (Txn.GetLatest, a "current read"), and its writes are checked
+// for conflicts against the newest timestamp its reads could have seen
+// (write.base) rather than its start. So two writers of a locked row
+// serialise on the lock instead of one failing at commit; writers that
+// take no locks (index backfills, the catalog) keep first-committer-wins
+// against everyone. Locks are released only after the commit is applied
+// and visible to new reads (after endCommit), so a waiter that gets the
+// lock and reads at a fresh timestamp sees the previous owner's write.
+//
+// A waiter records whom it waits for; a transaction about to wait that
+// finds itself at the end of that chain would wait forever and gets
+// ErrDeadlock instead (the caller rolls its whole transaction back, as
+// InnoDB does with the victim). A wait also ends on its timeout
+// (ErrLockWaitTimeout; the caller rolls back only the statement) or on
+// its context (KILL).
+
+// ErrLockWaitTimeout is returned by Txn.Lock when the key stayed locked by
+// another transaction for the whole wait.
+var ErrLockWaitTimeout = errors.New("kv: lock wait timeout")
+
+// ErrDeadlock is returned by Txn.Lock when waiting would close a cycle of
+// transactions waiting for each other.
+var ErrDeadlock = errors.New("kv: deadlock")
+
+type lockTable struct {
+	mu       sync.Mutex
+	locks    map[string]*lockEntry
+	waitsFor map[*Txn]*Txn // a waiting transaction -> the owner it waits for
+}
+
+type lockEntry struct {
+	owner   *Txn
+	release chan struct{} // closed when the owner lets go
+}
+
+func (lt *lockTable) init() {
+	lt.locks = map[string]*lockEntry{}
+	lt.waitsFor = map[*Txn]*Txn{}
+}
+
+// reaches reports whether following the wait-for chain from t leads to
+// target. Each transaction waits for at most one other, so the chain is a
+// path; its length is bounded by the number of waiters, which also stops
+// the walk on a cycle that does not include target.
+func (lt *lockTable) reaches(t, target *Txn) bool {
+	for n := 0; t != nil && n <= len(lt.waitsFor); n++ {
+		if t == target {
+			return true
+		}
+		t = lt.waitsFor[t]
+	}
+	return false
+}
+
+// Lock takes the exclusive lock on key for the transaction, waiting at
+// most wait for another owner to let go. It reports whether the lock is
+// new to the transaction (false: it held it already).
+func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh bool, err error) {
+	if t.done {
+		return false, ErrTxnDone
+	}
+	lt := &t.s.locks
+	k := string(key)
+	var timeout <-chan time.Time
+	for {
+		lt.mu.Lock()
+		e := lt.locks[k]
+		if e == nil {
+			lt.locks[k] = &lockEntry{owner: t, release: make(chan struct{})}
+			lt.mu.Unlock()
+			t.locked = append(t.locked, k)
+			// Every commit of the previous owner is visible at this
+			// timestamp: it let go only after its commit was applied.
+			if ts := t.s.ReadTS(); ts > t.lockTS {
+				t.lockTS = ts
+			}
+			t.s.metrics.locks.Inc()
+			return true, nil
+		}
+		if e.owner == t {
+			lt.mu.Unlock()
+			return false, nil
+		}
+		if lt.reaches(e.owner, t) {
+			lt.mu.Unlock()
+			t.s.metrics.deadlocks.Inc()
+			return false, ErrDeadlock
+		}
+		lt.waitsFor[t] = e.owner
+		release := e.release
+		lt.mu.Unlock()
+		if timeout == nil {
+			t.s.metrics.lockWaits.Inc()
+			tm := time.NewTimer(wait)
+			defer tm.Stop()
+			timeout = tm.C
+		}
+		select {
+		case <-release:
+			err = nil
+		case <-timeout:
+			err = ErrLockWaitTimeout
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		lt.mu.Lock()
+		delete(lt.waitsFor, t)
+		lt.mu.Unlock()
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// releaseLocks lets go of every lock the transaction holds.
+func (t *Txn) releaseLocks() {
+	if len(t.locked) == 0 {
+		return
+	}
+	lt := &t.s.locks
+	lt.mu.Lock()
+	for _, k := range t.locked {
+		if e := lt.locks[k]; e != nil && e.owner == t {
+			delete(lt.locks, k)
+			close(e.release)
+		}
+	}
+	lt.mu.Unlock()
+	t.locked = nil
+}
+
+// LocksHeld is the number of keys locked by open transactions.
+func (s *Store) LocksHeld() int {
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
+	return len(s.locks.locks)
+}
