@@ -130,6 +130,9 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 	}
 }
 
+// Locked returns the keys the transaction holds locks on.
+func (t *Txn) Locked() []string { return t.locked }
+
 // releaseLocks lets go of every lock the transaction holds.
 func (t *Txn) releaseLocks() {
 	if len(t.locked) == 0 {

@@ -193,7 +193,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 			return err
 		}
 		recKey = codec.RecordKey(m.def.ID, h)
-		if existing, found, err := txn.Get(recKey); err != nil {
+		if existing, found, err := e.tx.LockedRead(ctx, recKey); err != nil {
 			return err
 		} else if found {
 			old, err := e.t.decodeRow(h, existing, true)
@@ -240,7 +240,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 // checkUnique fails with a duplicate-key error when ent's key belongs to a
 // row other than h.
 func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64, row gms.Row) error {
-	v, found, err := txn.Get(ent.key)
+	v, found, err := e.tx.LockedRead(ctx, ent.key)
 	if err != nil || !found {
 		return err
 	}
@@ -258,7 +258,7 @@ func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h in
 	// The entry is then this row's to take, and the merge, which deletes
 	// a snapshot entry only while it points at its own row, leaves it.
 	merging := ent.ix.def != nil && ent.ix.def.ChangeLogID != 0
-	rec, found, err := txn.Get(codec.RecordKey(m.def.ID, other))
+	rec, found, err := e.tx.LockedRead(ctx, codec.RecordKey(m.def.ID, other))
 	if err != nil {
 		return err
 	}
@@ -298,16 +298,44 @@ func (e *editor) Delete(ctx *gms.Context, row gms.Row) error {
 	if err != nil {
 		return err
 	}
-	return e.deleteRow(txn, row, h)
+	if err := e.lockRow(ctx, txn, h); err != nil {
+		return err
+	}
+	return e.deleteRow(ctx, txn, row, h)
 }
 
-func (e *editor) deleteRow(txn *kv.Txn, row gms.Row, h int64) error {
+// lockRow locks the row a statement is about to change. Rows read by
+// UPDATE and DELETE are locked when read (locking.go); a row that reaches
+// the editor unlocked was read from the statement's snapshot, and is
+// changed only if nobody committed a newer version since.
+func (e *editor) lockRow(ctx *gms.Context, txn *kv.Txn, h int64) error {
+	key := codec.RecordKey(e.t.m.def.ID, h)
+	fresh, err := e.tx.lock(ctx, key)
+	if err != nil || !fresh {
+		return err
+	}
+	snap, _, err := txn.Get(key)
+	if err != nil {
+		return err
+	}
+	latest, _, err := txn.GetLatest(key)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(snap, latest) {
+		e.tx.deadlocked(ctx)
+		return errDeadlock()
+	}
+	return nil
+}
+
+func (e *editor) deleteRow(ctx *gms.Context, txn *kv.Txn, row gms.Row, h int64) error {
 	ents, err := e.dmlEntries(row, h, (*indexMeta).deletable)
 	if err != nil {
 		return err
 	}
 	for _, ent := range ents {
-		if err := e.deleteEntry(txn, ent, h); err != nil {
+		if err := e.deleteEntry(ctx, txn, ent, h); err != nil {
 			return err
 		}
 	}
@@ -319,12 +347,12 @@ func (e *editor) deleteRow(txn *kv.Txn, row gms.Row, h int64) error {
 // the same: the tombstone is what makes a concurrent backfill transaction
 // that read the row before this delete conflict and retry, instead of
 // writing an entry for a row that no longer exists.
-func (e *editor) deleteEntry(txn *kv.Txn, ent indexEntry, h int64) error {
+func (e *editor) deleteEntry(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64) error {
 	if ent.logOnly {
 		return txn.Set(ent.key, ent.value)
 	}
 	if ent.unique {
-		v, found, err := txn.Get(ent.key)
+		v, found, err := e.tx.LockedRead(ctx, ent.key)
 		if err != nil {
 			return err
 		}
@@ -348,6 +376,9 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 	if err != nil {
 		return err
 	}
+	if err := e.lockRow(ctx, txn, h); err != nil {
+		return err
+	}
 	newH := h
 	if m.handlePos >= 0 {
 		if newH, err = e.rowHandle(ctx, new); err != nil {
@@ -356,7 +387,7 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 	}
 	if newH != h {
 		// The clustered key changed: the row moves.
-		if err := e.deleteRow(txn, old, h); err != nil {
+		if err := e.deleteRow(ctx, txn, old, h); err != nil {
 			return err
 		}
 		return e.Insert(ctx, new)
@@ -386,7 +417,7 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 	}
 	for _, ent := range oldEnts {
 		if changed(ent, newEnts) {
-			if err := e.deleteEntry(txn, ent, h); err != nil {
+			if err := e.deleteEntry(ctx, txn, ent, h); err != nil {
 				return err
 			}
 		}

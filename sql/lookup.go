@@ -25,7 +25,7 @@ func (s kvSpan) first() []byte {
 // integer PK, index-key ranges followed by record point reads otherwise.
 func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLookup) (gms.RowIter, error) {
 	txn := tx.txn
-	lock := lockingRead(ctx, tx)
+	lock := tx.stmt.lockRows
 	gi, ok := lookup.Index.(*Index)
 	if !ok {
 		return nil, io.ErrUnexpectedEOF
@@ -55,7 +55,7 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 		if lookup.IsReverse {
 			slices.Reverse(spans) // descending across the ranges too
 		}
-		return &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true, lock: lock}, nil
+		return &spanIter{t: t, tx: tx, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true, lock: lock}, nil
 	}
 	keySpans, err := gi.spansFor(ctx, ranges)
 	if err != nil {
@@ -75,7 +75,7 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 	if lookup.IsReverse {
 		slices.Reverse(spans) // spansFor sorts them ascending
 	}
-	it := &spanIter{t: t, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock}
+	it := &spanIter{t: t, tx: tx, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock}
 	if gi.ix.hasPrefix() {
 		it.fullRows = true
 		return &groupSortIter{spanIter: it}, nil
@@ -210,7 +210,8 @@ type spanIter struct {
 	ix      *indexMeta // the index, when !records
 	cur     kv.Iterator
 	n       int
-	lock    bool // SELECT ... FOR UPDATE: lock the rows read
+	tx      *Transaction
+	lock    bool // lock and current-read the rows read (locking.go)
 
 	lastGroup []byte // the key of the last index entry read, without its handle
 	fullRows  bool   // decode every column, whatever the projection
@@ -237,7 +238,7 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 			s.seeks++
 			if sp.point != nil {
 				// A single key: a point read is much cheaper than an iterator.
-				row, err := s.pointRow(sp.point)
+				row, err := s.pointRow(ctx, sp.point)
 				if err != nil || row != nil {
 					return row, err
 				}
@@ -260,14 +261,18 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 		var err error
 		if s.records {
 			var h int64
-			if _, h, err = codec.DecodeRecordKey(key); err == nil {
+			if _, h, err = codec.DecodeRecordKey(key); err == nil && s.lock {
+				var found bool
+				if val, found, err = s.tx.LockedRead(ctx, key); err == nil && !found {
+					s.cur.Next() // deleted since the snapshot
+					continue
+				}
+			}
+			if err == nil {
 				row, err = s.t.decodeRow(h, val, false)
 			}
-			if err == nil && s.lock {
-				err = lockRow(s.txn, key, val)
-			}
 		} else {
-			row, err = s.rowFromIndexEntry(key, val)
+			row, err = s.rowFromIndexEntry(ctx, key, val)
 		}
 		s.cur.Next()
 		if err != nil {
@@ -280,7 +285,7 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 	}
 }
 
-func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
+func (s *spanIter) rowFromIndexEntry(ctx *gms.Context, key, val []byte) (gms.Row, error) {
 	_, h, hasHandle, err := codec.DecodeIndexKey(key, len(s.ix.pos))
 	if err != nil {
 		return nil, err
@@ -293,6 +298,9 @@ func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
 	}
 	s.lastGroup = append(s.lastGroup[:0], group...)
 	recKey := codec.RecordKey(s.t.m.def.ID, h)
+	if s.lock {
+		return s.lockedRowFromIndex(ctx, recKey, h, group)
+	}
 	rec, found, err := s.txn.Get(recKey)
 	if err != nil {
 		return nil, err
@@ -302,28 +310,51 @@ func (s *spanIter) rowFromIndexEntry(key, val []byte) (gms.Row, error) {
 		// instead of hiding it.
 		return nil, errIndexInconsistent(s.t.m.def.Name, s.ix.name(), h)
 	}
-	if s.lock {
-		if err := lockRow(s.txn, recKey, rec); err != nil {
-			return nil, err
-		}
-	}
 	return s.t.decodeRow(h, rec, s.fullRows)
 }
 
+// lockedRowFromIndex is the current read of the row an index entry of
+// the snapshot points at: the row as it is now, or nil when it is gone
+// or no longer has the entry's key (it then no longer matches the range
+// the entry was found in; go-mysql-server may not filter it again).
+func (s *spanIter) lockedRowFromIndex(ctx *gms.Context, recKey []byte, h int64, group []byte) (gms.Row, error) {
+	rec, found, err := s.tx.LockedRead(ctx, recKey)
+	if err != nil || !found {
+		return nil, err
+	}
+	full, err := s.t.decodeRow(h, rec, true)
+	if err != nil {
+		return nil, err
+	}
+	key, _, _, _, err := s.t.m.appendEntry(s.ix, full, h, nil, nil, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(key, group) {
+		return nil, nil
+	}
+	if s.fullRows {
+		return full, nil
+	}
+	return s.t.decodeRow(h, rec, false)
+}
+
 // pointRow reads one record by key; nil when it does not exist.
-func (s *spanIter) pointRow(key []byte) (gms.Row, error) {
-	val, found, err := s.txn.Get(key)
+func (s *spanIter) pointRow(ctx *gms.Context, key []byte) (gms.Row, error) {
+	var val []byte
+	var found bool
+	var err error
+	if s.lock {
+		val, found, err = s.tx.LockedRead(ctx, key)
+	} else {
+		val, found, err = s.txn.Get(key)
+	}
 	if err != nil || !found {
 		return nil, err
 	}
 	_, h, err := codec.DecodeRecordKey(key)
 	if err != nil {
 		return nil, err
-	}
-	if s.lock {
-		if err := lockRow(s.txn, key, val); err != nil {
-			return nil, err
-		}
 	}
 	return s.t.decodeRow(h, val, false)
 }

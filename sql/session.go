@@ -29,6 +29,8 @@ type Transaction struct {
 	// client disconnect, max_execution_time) and answered already; its
 	// lease is released and it must never commit.
 	killed atomic.Bool
+	// stmt is the statement now running (locking.go).
+	stmt txnStmt
 }
 
 var _ gms.Transaction = (*Transaction)(nil)
@@ -129,8 +131,31 @@ func (s *Session) CommandEnd() {
 		if tx, ok := s.GetTransaction().(*Transaction); !ok || tx != s.cur {
 			s.cur.rollback()
 			s.setCur(nil)
+		} else if len(s.cur.txn.Locked()) > 0 && !s.GetIgnoreAutoCommit() && s.autocommit() {
+			// An autocommit statement that failed in a way that kept
+			// go-mysql-server from ending its transaction: its row locks
+			// must not outlive it while the client is idle.
+			s.cur.rollback()
+			s.setCur(nil)
+			s.SetTransaction(nil)
 		}
 	}
+}
+
+func (s *Session) autocommit() bool {
+	v, err := s.GetSessionVariable(nil, "autocommit")
+	if err != nil {
+		return true
+	}
+	switch x := v.(type) {
+	case int8:
+		return x != 0
+	case int64:
+		return x != 0
+	case bool:
+		return x
+	}
+	return true
 }
 
 // SessionEnd implements sql.LifecycleAwareSession: a client that
@@ -276,6 +301,7 @@ func txnFrom(ctx *gms.Context) (*Transaction, error) {
 	if !ok || tx == nil {
 		return nil, errors.New("reorgdb: statement has no transaction")
 	}
+	tx.beginStmt(ctx)
 	return tx, nil
 }
 

@@ -35,6 +35,9 @@ func registerSystemVariables() {
 		reorgWorkers.Store(4)
 		global := gms.GetMysqlScope(gms.SystemVariableScope_Global)
 		gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{
+			// go-mysql-server pins this to 1 s; InnoDB's range and default.
+			&gms.MysqlSystemVariable{Name: "innodb_lock_wait_timeout", Scope: gms.GetMysqlScope(gms.SystemVariableScope_Both), Dynamic: true,
+				Type: types.NewSystemIntType("innodb_lock_wait_timeout", 1, 1073741824, false), Default: int64(50)},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_reorg_worker_cnt", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_reorg_worker_cnt", 1, 256, false), Default: int64(4), NotifyChanged: setWorkers},
 			&gms.MysqlSystemVariable{Name: "innodb_parallel_read_threads", Scope: global, Dynamic: true,

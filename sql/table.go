@@ -130,7 +130,7 @@ func (t *Table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 		return t.lookupRows(ctx, tx, *t.lookup)
 	}
 	prefix := codec.RecordPrefix(t.m.def.ID)
-	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), txn: tx.txn, lock: lockingRead(ctx, tx)}, nil
+	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), tx: tx, lock: tx.stmt.lockRows}, nil
 }
 
 // GetIndexes implements sql.IndexAddressable: only public indexes serve
@@ -202,11 +202,11 @@ func (t *Table) decodeRow(handle int64, val []byte, full bool) (gms.Row, error) 
 type recordIter struct {
 	t    *Table
 	ctx  *gms.Context
-	txn  *kv.Txn
+	tx   *Transaction
 	it   kv.Iterator
 	n    int
 	rows int  // rows read, for Handler_read_rnd_next
-	lock bool // SELECT ... FOR UPDATE: lock the rows read
+	lock bool // lock and current-read the rows read (locking.go)
 }
 
 func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
@@ -215,28 +215,36 @@ func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
 			return nil, err
 		}
 	}
-	if !r.it.Valid() {
-		if err := r.it.Err(); err != nil {
+	for {
+		if !r.it.Valid() {
+			if err := r.it.Err(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		}
+		key, val := r.it.Key(), r.it.Value()
+		_, h, err := codec.DecodeRecordKey(key)
+		if err != nil {
 			return nil, err
 		}
-		return nil, io.EOF
-	}
-	_, h, err := codec.DecodeRecordKey(r.it.Key())
-	if err != nil {
-		return nil, err
-	}
-	row, err := r.t.decodeRow(h, r.it.Value(), false)
-	if err != nil {
-		return nil, err
-	}
-	if r.lock {
-		if err := lockRow(r.txn, r.it.Key(), r.it.Value()); err != nil {
+		if r.lock {
+			var found bool
+			if val, found, err = r.tx.LockedRead(ctx, key); err != nil {
+				return nil, err
+			}
+			if !found { // deleted since the snapshot
+				r.it.Next()
+				continue
+			}
+		}
+		row, err := r.t.decodeRow(h, val, false)
+		if err != nil {
 			return nil, err
 		}
+		r.it.Next()
+		r.rows++
+		return row, nil
 	}
-	r.it.Next()
-	r.rows++
-	return row, nil
 }
 
 func (r *recordIter) Close(ctx *gms.Context) error {
@@ -246,26 +254,3 @@ func (r *recordIter) Close(ctx *gms.Context) error {
 	return r.it.Close()
 }
 
-// lockingRead reports whether the statement is SELECT ... FOR UPDATE /
-// FOR SHARE / LOCK IN SHARE MODE, which go-mysql-server parses but ignores.
-// A false positive (the words inside a string literal) only makes the
-// transaction conflict more, never answer wrong.
-func lockingRead(ctx *gms.Context, tx *Transaction) bool {
-	if tx.readOnly {
-		return false
-	}
-	q := ctx.Query()
-	if len(q) < 10 {
-		return false
-	}
-	u := strings.ToUpper(q)
-	return strings.Contains(u, "FOR UPDATE") || strings.Contains(u, "FOR SHARE") || strings.Contains(u, "LOCK IN SHARE MODE")
-}
-
-// lockRow makes the transaction conflict with any other that writes the row
-// after this transaction's snapshot: the row is rewritten unchanged, so it
-// joins the write set and commit's first-committer-wins check covers it
-// (optimistic locking, as in TiDB's optimistic mode).
-func lockRow(txn *kv.Txn, key, value []byte) error {
-	return txn.Set(key, value)
-}

@@ -1,0 +1,192 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// MySQL's transaction semantics on snapshot-isolation storage, as InnoDB
+// and TiDB's pessimistic mode give them:
+//
+//   - A plain SELECT is a consistent read: of the transaction's snapshot
+//     under REPEATABLE READ, of the statement's start under READ COMMITTED.
+//   - UPDATE, DELETE and SELECT ... FOR UPDATE / FOR SHARE lock each row
+//     they read (kv.Txn.Lock, exclusive) and then read its newest
+//     committed version (a current read), so WHERE and SET apply to the
+//     row as it is now; INSERT and REPLACE lock the primary and unique
+//     keys they write before checking for duplicates; every write locks
+//     the unique keys it adds or removes. A conflicting transaction waits
+//     for the lock, so a lost update is impossible and a concurrent
+//     writer is not an error: the commit check then only catches writers
+//     that take no locks (index backfills).
+//   - The statements that write read at a fresh snapshot (TiDB's
+//     for_update_ts) so that rows they reach through the snapshot are
+//     rarely out of date when locked.
+//   - A lock wait ends after innodb_lock_wait_timeout seconds with 1205,
+//     rolling back the statement; a wait that would deadlock fails at
+//     once with 1213 and rolls back the whole transaction; KILL ends it
+//     with 1317.
+//
+// There are no gap locks: a range read under FOR UPDATE does not stop
+// another transaction inserting into the range (phantoms), as in TiDB.
+
+// stmtKind classifies a statement by its first keyword.
+type stmtKind uint8
+
+const (
+	stmtRead   stmtKind = iota // consistent read
+	stmtInsert                 // INSERT, REPLACE: fresh snapshot, no row locks on reads
+	stmtLock                   // UPDATE, DELETE, SELECT ... FOR UPDATE: lock what is read
+)
+
+func classify(q string) stmtKind {
+	w := firstWord(q)
+	switch {
+	case strings.EqualFold(w, "UPDATE"), strings.EqualFold(w, "DELETE"):
+		return stmtLock
+	case strings.EqualFold(w, "INSERT"), strings.EqualFold(w, "REPLACE"):
+		return stmtInsert
+	case strings.EqualFold(w, "SELECT"), strings.EqualFold(w, "WITH"), strings.EqualFold(w, "TABLE"):
+		if len(q) > 16 {
+			u := strings.ToUpper(q)
+			if strings.Contains(u, "FOR UPDATE") || strings.Contains(u, "FOR SHARE") || strings.Contains(u, "LOCK IN SHARE MODE") {
+				return stmtLock
+			}
+		}
+	}
+	return stmtRead
+}
+
+// firstWord is the statement's first keyword, past spaces, comments and
+// opening parentheses.
+func firstWord(q string) string {
+	for {
+		q = strings.TrimLeftFunc(q, func(r rune) bool { return unicode.IsSpace(r) || r == '(' })
+		switch {
+		case strings.HasPrefix(q, "/*"):
+			end := strings.Index(q[2:], "*/")
+			if end < 0 {
+				return ""
+			}
+			q = q[end+4:]
+		case strings.HasPrefix(q, "#"), strings.HasPrefix(q, "-- "):
+			end := strings.IndexByte(q, '\n')
+			if end < 0 {
+				return ""
+			}
+			q = q[end+1:]
+		default:
+			end := strings.IndexFunc(q, func(r rune) bool { return !unicode.IsLetter(r) })
+			if end < 0 {
+				return q
+			}
+			return q[:end]
+		}
+	}
+}
+
+// txnStmt is what the statement a transaction now runs needs.
+type txnStmt struct {
+	pid      uint64
+	query    string
+	lockRows bool          // lock and current-read the rows read
+	lockWait time.Duration // innodb_lock_wait_timeout
+}
+
+// beginStmt sets the transaction up for the statement ctx runs, the first
+// time it sees that statement.
+func (t *Transaction) beginStmt(ctx *gms.Context) {
+	if t.done || (t.stmt.pid == ctx.Pid() && t.stmt.query == ctx.Query() && t.stmt.pid != 0) {
+		return
+	}
+	q := ctx.Query()
+	t.stmt = txnStmt{pid: ctx.Pid(), query: q, lockWait: 50 * time.Second}
+	kind := classify(q)
+	if t.readOnly && kind == stmtLock {
+		kind = stmtRead
+	}
+	t.stmt.lockRows = kind == stmtLock
+	fresh := kind != stmtRead || readCommitted(ctx)
+	if fresh {
+		t.txn.SetReadTS(t.e.store.ReadTS())
+	} else {
+		t.txn.SetReadTS(t.txn.StartTS())
+	}
+	if kind != stmtRead {
+		if v, err := ctx.GetSessionVariable(ctx, "innodb_lock_wait_timeout"); err == nil {
+			if n, ok := v.(int64); ok && n > 0 {
+				t.stmt.lockWait = time.Duration(n) * time.Second
+			}
+		}
+	}
+}
+
+func readCommitted(ctx *gms.Context) bool {
+	v, err := ctx.GetSessionVariable(ctx, "transaction_isolation")
+	if err != nil {
+		return false
+	}
+	s, _ := v.(string)
+	return strings.EqualFold(s, "READ-COMMITTED") || strings.EqualFold(s, "READ-UNCOMMITTED")
+}
+
+// lock takes the row or unique-key lock on key for the statement ctx
+// runs. fresh: the transaction did not hold it before.
+func (t *Transaction) lock(ctx *gms.Context, key []byte) (fresh bool, err error) {
+	var c context.Context = ctx
+	if ctx == nil {
+		c = context.Background()
+	}
+	fresh, err = t.txn.Lock(c, key, t.stmt.lockWait)
+	switch {
+	case err == nil:
+		return fresh, nil
+	case errors.Is(err, kv.ErrDeadlock):
+		t.deadlocked(ctx)
+		return false, errDeadlock()
+	case errors.Is(err, kv.ErrLockWaitTimeout):
+		return false, errLockWaitTimeout()
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false, ErrInterrupted()
+	}
+	return false, err
+}
+
+// LockedRead locks key and reads its newest committed version (or the
+// transaction's own write): the current read of UPDATE, DELETE and
+// locking SELECTs.
+func (t *Transaction) LockedRead(ctx *gms.Context, key []byte) (val []byte, found bool, err error) {
+	if _, err := t.lock(ctx, key); err != nil {
+		return nil, false, err
+	}
+	return t.txn.GetLatest(key)
+}
+
+// deadlocked rolls the transaction back as the victim of a deadlock, as
+// InnoDB does, so that the other transaction goes on at once; the session
+// is then outside any transaction.
+func (t *Transaction) deadlocked(ctx *gms.Context) {
+	t.rollback()
+	t.e.metrics.txnConflicted()
+	if ctx == nil {
+		return
+	}
+	if s, ok := ctx.Session.(*Session); ok && s.cur == t {
+		s.setCur(nil)
+	}
+	ctx.SetTransaction(nil)
+	ctx.Session.SetIgnoreAutoCommit(false)
+}
+
+func errLockWaitTimeout() error {
+	return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
+		"Lock wait timeout exceeded; try restarting transaction")
+}
