@@ -319,8 +319,16 @@ func (s *spanIter) rowFromIndexEntry(ctx *gms.Context, key, val []byte) (gms.Row
 // the entry was found in; go-mysql-server may not filter it again).
 func (s *spanIter) lockedRowFromIndex(ctx *gms.Context, recKey []byte, h int64, group []byte) (gms.Row, error) {
 	rec, found, err := s.tx.LockedRead(ctx, recKey)
-	if err != nil || !found {
+	if err != nil {
 		return nil, err
+	}
+	if !found {
+		// Gone since the snapshot, unless the snapshot lacks it too: an
+		// entry without its row is corruption, not a concurrent delete.
+		if _, had, err := s.txn.Get(recKey); err != nil || had {
+			return nil, err
+		}
+		return nil, errIndexInconsistent(s.t.m.def.Name, s.ix.name(), h)
 	}
 	full, err := s.t.decodeRow(h, rec, true)
 	if err != nil {

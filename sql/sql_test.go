@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -272,20 +273,49 @@ func TestTransactions(t *testing.T) {
 	mustExec(t, c1, "COMMIT")
 	expectRows(t, c1, "SELECT bal FROM acct WHERE id = 1", "50")
 
-	// Write-write conflict: first committer wins, the loser gets 1213 and
-	// its transaction is rolled back at once.
+	// Row locks: a second writer of a row waits for the first and then
+	// applies its change on top; nobody gets an error.
 	mustExec(t, c1, "BEGIN")
 	mustExec(t, c2, "BEGIN")
 	mustExec(t, c1, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
-	mustExec(t, c2, "UPDATE acct SET bal = bal + 10 WHERE id = 2")
-	mustExec(t, c2, "INSERT INTO acct VALUES (4, 4)")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c2.ExecContext(ctx, "UPDATE acct SET bal = bal + 10 WHERE id = 2")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the second writer of row 2 did not wait: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
 	mustExec(t, c1, "COMMIT")
-	_, err := c2.ExecContext(ctx, "COMMIT")
-	expectErr(t, err, 1213, "try restarting transaction")
-	// sysbench retries with BEGIN and no ROLLBACK: nothing of the failed
-	// transaction may survive.
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c2, "COMMIT")
+	expectRows(t, c1, "SELECT bal FROM acct WHERE id = 2", "111")
+
+	// A deadlock: the victim gets 1213 and its whole transaction is
+	// rolled back at once. sysbench retries with BEGIN and no ROLLBACK:
+	// nothing of the failed transaction may survive.
+	mustExec(t, c1, "BEGIN")
 	mustExec(t, c2, "BEGIN")
-	expectRows(t, c2, "SELECT bal FROM acct WHERE id = 2", "101")
+	mustExec(t, c1, "UPDATE acct SET bal = bal + 1 WHERE id = 1")
+	mustExec(t, c2, "INSERT INTO acct VALUES (4, 4)")
+	mustExec(t, c2, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+	go func() {
+		_, err := c1.ExecContext(ctx, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	_, err := c2.ExecContext(ctx, "UPDATE acct SET bal = bal + 1 WHERE id = 1")
+	expectErr(t, err, 1213, "try restarting transaction")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c1, "COMMIT")
+	mustExec(t, c2, "BEGIN")
+	expectRows(t, c2, "SELECT bal FROM acct WHERE id = 2", "112")
 	expectRows(t, c2, "SELECT count(*) FROM acct WHERE id = 4", "0")
 	mustExec(t, c2, "COMMIT")
 
@@ -333,7 +363,9 @@ func TestLostUpdateUnderConcurrency(t *testing.T) {
 				_, err := conn.ExecContext(context.Background(), "BEGIN")
 				if err == nil {
 					var n int
-					err = conn.QueryRowContext(context.Background(), "SELECT n FROM ctr WHERE id = 1").Scan(&n)
+					// A locking read, as on MySQL: a plain SELECT reads
+					// the snapshot and the update would be lost.
+					err = conn.QueryRowContext(context.Background(), "SELECT n FROM ctr WHERE id = 1 FOR UPDATE").Scan(&n)
 					if err == nil {
 						_, err = conn.ExecContext(context.Background(), "UPDATE ctr SET n = ? WHERE id = 1", n+1)
 					}
@@ -342,9 +374,6 @@ func TestLostUpdateUnderConcurrency(t *testing.T) {
 					}
 				}
 				if err != nil {
-					if errCode(err) == 1213 {
-						continue // retried like sysbench, without ROLLBACK
-					}
 					errs <- err
 					return
 				}

@@ -253,4 +253,3 @@ func (r *recordIter) Close(ctx *gms.Context) error {
 	r.rows = 0
 	return r.it.Close()
 }
-
