@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
@@ -17,12 +18,64 @@ import (
 // is public the job is done.
 const JobAddColumn = "add column"
 
-// ColumnSpec is the column an ADD COLUMN job adds and where.
+// JobModifyColumn changes a column's definition in place, metadata only:
+// a rename, a default, a comment, a position, dropping NOT NULL, or a
+// type whose stored values and index keys stay as they are (a longer
+// VARCHAR, a wider integer). The caller decides that the change needs no
+// row rewritten; the job is one schema step like ADD COLUMN's.
+const JobModifyColumn = "modify column"
+
+// ColumnSpec is the column an ADD COLUMN job adds and where, or what a
+// MODIFY COLUMN job makes of column Of.
 type ColumnSpec struct {
 	// Column is the definition; its ID is assigned by the job's step.
 	Column catalog.Column `json:"column"`
 	First  bool           `json:"first,omitempty"`
 	After  string         `json:"after,omitempty"`
+	// Of names the column a MODIFY COLUMN job changes.
+	Of string `json:"of,omitempty"`
+}
+
+// SubmitModifyColumn queues a metadata-only MODIFY COLUMN job.
+func (m *Manager) SubmitModifyColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
+	return m.submit(&Job{
+		Type: JobModifyColumn, DBName: dbName, TableName: tableName, TableID: tableID,
+		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Mode: "instant",
+		Columns: []ColumnSpec{spec},
+	})
+}
+
+// ModifyColumnIn replaces column spec.Of of t by spec.Column, keeping its
+// ID and moving it where spec says, or says why it cannot (1054 unknown
+// column, 1060 duplicate name).
+func ModifyColumnIn(t *catalog.Table, spec ColumnSpec) error {
+	old, i := t.ColumnByName(spec.Of)
+	if old == nil {
+		return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.Of, t.Name)}
+	}
+	c := spec.Column
+	if other, j := t.ColumnByName(c.Name); other != nil && j != i {
+		return &Error{Code: 1060, Msg: fmt.Sprintf("Duplicate column name '%s'", c.Name)}
+	}
+	c.ID, c.Origin = old.ID, old.Origin
+	cols := append(append([]catalog.Column{}, t.Columns[:i]...), t.Columns[i+1:]...)
+	pos := i
+	if spec.First {
+		pos = 0
+	} else if spec.After != "" {
+		after := -1
+		for k := range cols {
+			if strings.EqualFold(cols[k].Name, spec.After) {
+				after = k
+			}
+		}
+		if after < 0 {
+			return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.After, t.Name)}
+		}
+		pos = after + 1
+	}
+	t.Columns = append(cols[:pos], append([]catalog.Column{c}, cols[pos:]...)...)
+	return nil
 }
 
 // SubmitAddColumn queues an ADD COLUMN job.
@@ -57,7 +110,7 @@ func AddColumnTo(t *catalog.Table, spec ColumnSpec) error {
 	return nil
 }
 
-// runAddColumn drives an ADD COLUMN job to its end.
+// runAddColumn drives an ADD COLUMN or MODIFY COLUMN job to its end.
 func (m *Manager) runAddColumn(ctx context.Context, id int64) error {
 	for {
 		j, _ := m.snapshot(id)
@@ -78,9 +131,13 @@ func (m *Manager) runAddColumn(ctx context.Context, id int64) error {
 					return errNoTable(j)
 				}
 				if len(j.Columns) != 1 {
-					return &Error{Code: 1105, Msg: fmt.Sprintf("add column job with %d columns", len(j.Columns))}
+					return &Error{Code: 1105, Msg: fmt.Sprintf("%s job with %d columns", j.Type, len(j.Columns))}
 				}
-				if err := AddColumnTo(t, j.Columns[0]); err != nil {
+				change := AddColumnTo
+				if j.Type == JobModifyColumn {
+					change = ModifyColumnIn
+				}
+				if err := change(t, j.Columns[0]); err != nil {
 					return err
 				}
 				j.SchemaState, j.State, j.End = catalog.StatePublic, JobDone, time.Now()

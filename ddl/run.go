@@ -38,7 +38,7 @@ func (m *Manager) run(id int64) {
 	switch j, _ := m.snapshot(id); j.Type {
 	case JobDropIndex:
 		run = m.runDropIndex
-	case JobAddColumn:
+	case JobAddColumn, JobModifyColumn:
 		run = m.runAddColumn
 	}
 	err := run(ctx, id)

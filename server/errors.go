@@ -233,6 +233,18 @@ var kindErrors = []kindError{
 		col, _, row := columnAndRow(st, "", "", typePrefix("decimal"))
 		return sqlErr(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
 	}),
+	byKind(gms.ErrIncompatibleDefaultType, func(_ []string, st *stmtInfo) error {
+		col := ""
+		if st != nil {
+			for _, re := range reDefaultColumn {
+				if m := re.FindStringSubmatch(st.query); m != nil {
+					col = m[1]
+					break
+				}
+			}
+		}
+		return sqlErr(mysql.ERInvalidDefault, "42000", "Invalid default value for '%s'", col)
+	}),
 	byKind(gms.ErrColumnNotFound, func(a []string, st *stmtInfo) error {
 		col := unquote(a[0])
 		clause := "field list"
@@ -399,6 +411,13 @@ func unquote(s string) string {
 		return u
 	}
 	return s
+}
+
+// reDefaultColumn find the column whose DEFAULT a statement sets: ALTER
+// COLUMN c SET DEFAULT, else the first column definition with a DEFAULT.
+var reDefaultColumn = []*regexp.Regexp{
+	regexp.MustCompile("(?is)\\bALTER\\s+(?:COLUMN\\s+)?`?([^`\\s]+)`?\\s+SET\\s+DEFAULT\\b"),
+	regexp.MustCompile("(?is)(?:[(,]\\s*|\\b(?:ADD|MODIFY)\\s+(?:COLUMN\\s+)?|\\bCHANGE\\s+(?:COLUMN\\s+)?\\S+\\s+)`?([^`\\s,()]+)`?\\s+\\w+(?:\\([^)]*\\))?[^,()]*?\\bDEFAULT\\b"),
 }
 
 // mapError gives an error MySQL's code, SQLSTATE and text.

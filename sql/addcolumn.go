@@ -171,8 +171,3 @@ func originValue(ctx *gms.Context, col *gms.Column) (any, error) {
 func (t *Table) DropColumn(*gms.Context, string) error {
 	return notInstant("ALTER TABLE ... DROP COLUMN")
 }
-
-// ModifyColumn implements sql.AlterableTable; only ADD COLUMN is supported.
-func (t *Table) ModifyColumn(*gms.Context, string, *gms.Column, *gms.ColumnOrder) error {
-	return notInstant("ALTER TABLE ... MODIFY/CHANGE/ALTER COLUMN")
-}

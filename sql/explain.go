@@ -29,6 +29,10 @@ func (o *execOverride) Build(ctx *gms.Context, n gms.Node, r gms.Row) (gms.RowIt
 		return showIndexRows(ctx, n)
 	case *plan.AddColumn:
 		return o.addColumn(ctx, n)
+	case *plan.AlterDefaultSet:
+		return alterDefaultSet(o, ctx, n)
+	case *plan.AlterDefaultDrop:
+		return alterDefaultDrop(o, ctx, n)
 	}
 	return nil, nil
 }

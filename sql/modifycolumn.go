@@ -1,0 +1,182 @@
+package sql
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/ddl"
+)
+
+// MODIFY / CHANGE / RENAME / ALTER COLUMN, in place and instant, as
+// MySQL 8 does them with ALGORITHM=INSTANT or INPLACE without a rebuild:
+// rows are stored by column ID and index keys by the column's value, so a
+// change that leaves every stored value and every index key as it is
+// touches only the catalog (a ddl.JobModifyColumn job). That covers a
+// rename, a new or dropped default, a comment, a new position, NOT NULL
+// to NULL, a longer VARCHAR/VARBINARY in the same character set and
+// collation, and a wider integer of the same signedness. Any other change
+// would have to rewrite rows or index entries and is refused with 1235
+// before anything changes.
+
+// alterDefault executes ALTER COLUMN ... SET DEFAULT / DROP DEFAULT.
+// go-mysql-server's executors set the new default on the column object
+// of the table's schema itself before calling ModifyColumn, which would
+// change the cached definition every session shares even when the change
+// then fails.
+func (o *execOverride) alterDefault(ctx *gms.Context, db gms.Database, table gms.Node, column string, def *gms.ColumnDefaultValue) (gms.RowIter, error) {
+	nm, ok := table.(gms.Nameable)
+	if !ok {
+		return nil, fmt.Errorf("reorgdb: ALTER COLUMN on %T", table)
+	}
+	tbl, ok, err := db.GetTableInsensitive(ctx, nm.Name())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, gms.ErrTableNotFound.New(nm.Name())
+	}
+	t, ok := tbl.(*Table)
+	if !ok {
+		return nil, gms.ErrAlterTableNotSupported.New(tbl.Name())
+	}
+	i := t.m.schema.IndexOfColName(column)
+	if i < 0 {
+		return nil, gms.ErrTableColumnNotFound.New(nm.Name(), column)
+	}
+	col := t.m.schema[i].Copy()
+	col.Default = def
+	if err := t.ModifyColumn(ctx, column, col, nil); err != nil {
+		return nil, err
+	}
+	return gms.RowsToRowIter(gms.NewRow(types.NewOkResult(0))), nil
+}
+
+func alterDefaultSet(o *execOverride, ctx *gms.Context, n *plan.AlterDefaultSet) (gms.RowIter, error) {
+	return o.alterDefault(ctx, n.Database(), n.Table, n.ColumnName, n.Default)
+}
+
+func alterDefaultDrop(o *execOverride, ctx *gms.Context, n *plan.AlterDefaultDrop) (gms.RowIter, error) {
+	return o.alterDefault(ctx, n.Database(), n.Table, n.ColumnName, nil)
+}
+
+// ModifyColumn implements sql.AlterableTable: an instant, metadata-only
+// change of column name's definition to col, or error 1235 when the
+// change would need the table rebuilt.
+func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, order *gms.ColumnOrder) error {
+	e := t.db.e
+	cur, ok := e.cat.Current().TableByID(t.m.def.ID)
+	if !ok {
+		return gms.ErrTableNotFound.New(t.m.def.Name)
+	}
+	old, _ := cur.ColumnByName(name)
+	if old == nil {
+		return gms.ErrTableColumnNotFound.New(t.m.def.Name, name)
+	}
+	if ct, ok := col.Type.(gms.TypeWithCollation); ok && ct.Collation() == gms.Collation_Unspecified {
+		var err error
+		if col.Type, err = ct.WithNewCollation(t.Collation()); err != nil {
+			return err
+		}
+	}
+	i := t.m.schema.IndexOfColName(name)
+	if err := instantChange(cur, old, t.m.schema[i], col); err != nil {
+		return err
+	}
+	c := catalog.Column{
+		Name: col.Name, Type: col.Type.String(), Nullable: col.Nullable, Comment: col.Comment,
+		AutoIncrement: old.AutoIncrement, Generated: old.Generated, Virtual: old.Virtual,
+	}
+	if col.Default != nil {
+		if !col.Default.IsLiteral() {
+			return notInstant("a non-constant DEFAULT (%s) for column %s", col.Default.String(), col.Name)
+		}
+		if _, err := originValue(ctx, col); err != nil {
+			return err
+		}
+		c.HasDefault, c.Default = true, col.Default.String()
+	}
+	spec := ddl.ColumnSpec{Column: c, Of: old.Name}
+	if order != nil {
+		spec.First, spec.After = order.First, order.AfterColumn
+	}
+	scratch := cur.Clone()
+	if err := ddl.ModifyColumnIn(scratch, spec); err != nil {
+		return ddlToSQLError(err)
+	}
+	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
+		return err
+	}
+	return ddlToSQLError(e.outsideMDL(ctx, func() error {
+		id, err := e.DDL.SubmitModifyColumn(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
+		if err != nil {
+			return err
+		}
+		return e.DDL.Wait(ctx, id)
+	}))
+}
+
+// instantChange says why changing column old (of table def, whose
+// go-mysql-server column is was) to col needs more than the catalog, or
+// returns nil.
+func instantChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) error {
+	refuse := func(reason string, args ...any) error {
+		return notInstant("ALTER TABLE ... MODIFY COLUMN that needs the table rebuilt: " + fmt.Sprintf(reason, args...))
+	}
+	switch {
+	case col.AutoIncrement != old.AutoIncrement:
+		return refuse("changing AUTO_INCREMENT of column %s would need every row checked", old.Name)
+	case col.Generated != nil || old.Generated != "":
+		return refuse("column %s is or would be generated; its values would have to be computed for every row", old.Name)
+	case !col.Nullable && old.Nullable:
+		return refuse("making column %s NOT NULL would need every row checked", old.Name)
+	}
+	if !strings.EqualFold(col.Name, old.Name) {
+		for _, c := range def.Columns {
+			if c.Generated != "" && mentions(c.Generated, old.Name) {
+				return refuse("column %s is used by generated column %s", old.Name, c.Name)
+			}
+		}
+	}
+	if col.Type.String() == was.Type.String() || sameStorage(was.Type, col.Type) {
+		return nil
+	}
+	return refuse("changing column %s from %s to %s would rewrite its values", old.Name, was.Type.String(), col.Type.String())
+}
+
+// sameStorage reports whether every value of type from is stored, and
+// keyed in an index, exactly as the same value of type to, and fits it.
+func sameStorage(from, to gms.Type) bool {
+	if rank, ok := intRank[from.Type()]; ok {
+		torank, ok := intRank[to.Type()]
+		return ok && torank >= rank && types.IsUnsigned(from) == types.IsUnsigned(to)
+	}
+	fs, ok1 := from.(gms.StringType)
+	ts, ok2 := to.(gms.StringType)
+	if !ok1 || !ok2 || fs.Collation() != ts.Collation() {
+		return false
+	}
+	switch {
+	case from.Type() == query.Type_VARCHAR && to.Type() == query.Type_VARCHAR,
+		from.Type() == query.Type_VARBINARY && to.Type() == query.Type_VARBINARY:
+		return ts.MaxCharacterLength() >= fs.MaxCharacterLength()
+	}
+	return false
+}
+
+var intRank = map[query.Type]int{
+	query.Type_INT8: 1, query.Type_INT16: 2, query.Type_INT24: 3, query.Type_INT32: 4, query.Type_INT64: 5,
+	query.Type_UINT8: 1, query.Type_UINT16: 2, query.Type_UINT24: 3, query.Type_UINT32: 4, query.Type_UINT64: 5,
+}
+
+// mentions reports whether expression expr refers to column name.
+func mentions(expr, name string) bool {
+	re := regexp.MustCompile("(?i)(^|[^a-z0-9_$])`?" + regexp.QuoteMeta(name) + "`?($|[^a-z0-9_$])")
+	return re.MatchString(expr)
+}

@@ -1,0 +1,101 @@
+package sql_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reorgdb/reorgdb/internal/testserver"
+)
+
+// TestModifyColumnInstant: renames, defaults, comments, positions, NULL
+// and widening types change only the catalog; rows, indexes and the
+// values read are as before, and the new definition survives a restart.
+func TestModifyColumnInstant(t *testing.T) {
+	dir := t.TempDir()
+	s := testserver.StartDir(t, dir)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a SMALLINT NOT NULL, s VARCHAR(5) DEFAULT 'x', u TINYINT UNSIGNED, KEY ka (a), UNIQUE KEY us (s))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 'p', 1), (2, 20, 'q', 2)")
+
+	mustExec(t, db, "ALTER TABLE t RENAME COLUMN a TO b")
+	expectRows(t, db, "SELECT id FROM t WHERE b = 20", "2")
+	expectRows(t, db, "SELECT id, b FROM t FORCE INDEX (ka) WHERE b >= 10 ORDER BY b", "1,10", "2,20")
+	mustExec(t, db, "ALTER TABLE t ALTER COLUMN s SET DEFAULT 'y'")
+	mustExec(t, db, "INSERT INTO t (id, b) VALUES (3, 30)")
+	expectRows(t, db, "SELECT s FROM t WHERE id = 3", "y")
+	mustExec(t, db, "ALTER TABLE t ALTER COLUMN s DROP DEFAULT")
+	mustExec(t, db, "INSERT INTO t (id, b) VALUES (4, 40)")
+	expectRows(t, db, "SELECT s FROM t WHERE id = 4", "NULL")
+	// Wider types in place: values and index keys are stored alike.
+	mustExec(t, db, "ALTER TABLE t MODIFY b BIGINT NOT NULL COMMENT 'wide'")
+	expectRows(t, db, "SELECT column_comment FROM information_schema.columns WHERE table_name = 't' AND column_name = 'b'", "wide")
+	mustExec(t, db, "INSERT INTO t (id, b, s) VALUES (5, 5000000000, 'long')")
+	mustExec(t, db, "ALTER TABLE t CHANGE s str VARCHAR(50) DEFAULT 'z' FIRST")
+	mustExec(t, db, "INSERT INTO t (id, b, str) VALUES (6, 60, 'a string longer than five')")
+	mustExec(t, db, "ALTER TABLE t MODIFY u INT UNSIGNED AFTER id")
+	// NOT NULL to NULL.
+	mustExec(t, db, "ALTER TABLE t MODIFY b BIGINT NULL")
+	mustExec(t, db, "INSERT INTO t (id, b) VALUES (7, NULL)")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id",
+		"p,1,1,10", "q,2,2,20", "y,3,NULL,30", "NULL,4,NULL,40", "long,5,NULL,5000000000",
+		"a string longer than five,6,NULL,60", "z,7,NULL,NULL")
+	_, err := db.Exec("INSERT INTO t (id, b, str) VALUES (8, 1, 'q')")
+	expectErr(t, err, 1062, "us")
+	expectRows(t, db, "SELECT id FROM t WHERE b = 5000000000", "5")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	expectRows(t, db, "SELECT job_type, state FROM information_schema.ddl_jobs WHERE job_type = 'modify column' LIMIT 1", "modify column,synced")
+
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = testserver.StartDir(t, dir).DB("app")
+	var create string
+	if err := db.QueryRow("SHOW CREATE TABLE t").Scan(new(string), &create); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`str` varchar(50) DEFAULT 'z'", "`id` int NOT NULL", "`u` int unsigned", "`b` bigint,", "KEY `ka` (`b`)", "UNIQUE KEY `us` (`str`)"} {
+		if !strings.Contains(create, want) {
+			t.Errorf("SHOW CREATE TABLE after restart lacks %q:\n%s", want, create)
+		}
+	}
+	expectRows(t, db, "SELECT COUNT(*) FROM t WHERE str IS NULL OR b IS NULL", "2")
+}
+
+// TestModifyColumnRefused: what would need rows rewritten or checked is
+// refused with 1235 and changes nothing, not even the definition the
+// server has cached.
+func TestModifyColumnRefused(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(10) DEFAULT 'x', g INT AS (a + 1) STORED, ch CHAR(4))")
+	mustExec(t, db, "INSERT INTO t (id, a, s, ch) VALUES (1, 1, 'p', 'c')")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE t MODIFY a VARCHAR(10)", 1235, "rewrite"},
+		{"ALTER TABLE t MODIFY a SMALLINT", 1235, "rewrite"},
+		{"ALTER TABLE t MODIFY a INT UNSIGNED", 1235, "rewrite"},
+		{"ALTER TABLE t MODIFY s VARCHAR(5)", 1235, "rewrite"},
+		{"ALTER TABLE t MODIFY s VARCHAR(20) COLLATE utf8mb4_bin", 1235, "rewrite"},
+		{"ALTER TABLE t MODIFY ch CHAR(8)", 1235, "rewrite"},
+		{"ALTER TABLE t MODIFY a INT NOT NULL", 1235, "NOT NULL"},
+		{"ALTER TABLE t RENAME COLUMN a TO b", 1235, "generated column g"},
+		{"ALTER TABLE t RENAME COLUMN s TO id", 1060, "Duplicate column name"},
+		{"ALTER TABLE t MODIFY nosuch INT", 1054, "nosuch"},
+		{"ALTER TABLE t ALTER COLUMN s SET DEFAULT 'much too long for ten'", 1067, "Invalid default value for 's'"},
+	} {
+		_, err := db.Exec(c.q)
+		if err == nil {
+			t.Errorf("%s: succeeded", c.q)
+			continue
+		}
+		if c.code != 0 && (errCode(err) != c.code || !strings.Contains(err.Error(), c.msg)) {
+			t.Errorf("%s: got %v, want %d %q", c.q, err, c.code, c.msg)
+		}
+	}
+	mustExec(t, db, "INSERT INTO t (id, a) VALUES (2, 2)")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,1,p,2,c", "2,2,x,3,NULL")
+}
