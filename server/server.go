@@ -72,6 +72,8 @@ type Server struct {
 	// background counts statements' goroutines (interrupt.go), which
 	// may outlive their connections.
 	background atomic.Int64
+	// open counts client sockets, authenticated or not (limits.go).
+	open atomic.Int64
 }
 
 // Start opens the data directory and starts serving.
@@ -123,7 +125,8 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.addr = ln.Addr().String()
-	gcfg := gmsserver.Config{Protocol: "tcp", Address: s.addr, Listener: plainListener{ln}, Version: Version}
+	gcfg := gmsserver.Config{Protocol: "tcp", Address: s.addr, Listener: plainListener{ln, s}, Version: Version}
+	gcfg.ProtocolListenerFactory = s.listenerFactory
 	sb := func(ctx context.Context, conn *mysql.Conn, addr string) (gms.Session, error) {
 		host := ""
 		if conn.RemoteAddr() != nil {
