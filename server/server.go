@@ -52,6 +52,9 @@ type Config struct {
 	CacheSize, MemTableSize int64
 	// Testing exposes fault-injection system variables for crash tests.
 	Testing bool
+	// MaxConnections is max_connections' value at startup; 0 keeps
+	// MySQL's default, 151.
+	MaxConnections int
 }
 
 // Server is a running ReorgDB server.
@@ -108,6 +111,12 @@ func Start(cfg Config) (*Server, error) {
 	}
 	validateSystemVariables()
 	setVersionVariables()
+	if cfg.MaxConnections != 0 {
+		if err := gms.SystemVariables.AssignValues(map[string]any{"max_connections": int64(cfg.MaxConnections)}); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("--max-connections: %w", err)
+		}
+	}
 	addStrictUpdateRule(eng.SQL.Analyzer)
 	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
 	if err := s.setupUsers(); err != nil {

@@ -90,6 +90,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.Host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&cfg.Port, "port", 4000, "MySQL protocol port")
 	f.IntVar(&cfg.StatusPort, "status-port", 10080, "HTTP port of /status and /metrics (-1 disables)")
+	f.IntVar(&cfg.MaxConnections, "max-connections", 151, "most client connections at once (max_connections); one more is kept for an account with SUPER or CONNECTION_ADMIN")
 	f.BoolVar(&cfg.Testing, "testing", false, "expose fault-injection variables (reorgdb_ddl_test_stall_phase) for crash tests; never in production")
 	f.BoolVar(&cfg.NoSync, "no-sync", false, "relaxed durability: a commit is written to the OS before it is acknowledged and the WAL is fsynced about once a second (survives a process crash; an OS crash or power loss may lose ~1s of commits)")
 	f.StringArrayVar(&users, "user", nil, "user as name:password (repeatable); default root with an empty password")
