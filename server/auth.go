@@ -62,14 +62,18 @@ func (m *authMethod) HandleUser(c *mysql.Conn, user string) bool {
 
 func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, client []byte, addr net.Addr) (mysql.Getter, error) {
 	g, err := m.AuthMethod.HandleAuthPluginData(c, user, server, client, addr)
-	var se *mysql.SQLError
+	if err == nil {
+		err = m.s.admitted(c, g)
+	}
 	if err != nil {
+		// vitess closes the connection after sending the error.
+		if pc, ok := c.Conn.(*protoConn); ok {
+			pc.release()
+		}
+		var se *mysql.SQLError
 		if errors.As(err, &se) && se.Num == mysql.ERAccessDeniedError {
 			return nil, accessDenied(user, addr, usedPassword(client))
 		}
-		return nil, err
-	}
-	if err := m.s.admitted(c, g); err != nil {
 		return nil, err
 	}
 	return g, nil

@@ -40,6 +40,7 @@ func (l plainListener) Accept() (net.Conn, error) {
 		}
 		pc := &protoConn{Conn: c, br: bufio.NewReaderSize(c, 16<<10), srv: l.s}
 		if !l.s.accepted(pc) {
+			pc.release()
 			go refuse(pc)
 			continue
 		}
@@ -92,7 +93,7 @@ type protoConn struct {
 	packets  int
 	off      bool // TLS: the stream is opaque from here on
 	srv      *Server // counts the connection (limits.go)
-	closed   atomic.Bool
+	released atomic.Bool
 	s        *Server
 	st       *connState
 	// resetPending: COM_RESET_CONNECTION was passed on, and vitess will
@@ -115,10 +116,17 @@ func (pc *protoConn) Write(p []byte) (int, error) {
 
 // Close closes the socket and gives its max_connections slot back.
 func (pc *protoConn) Close() error {
-	if pc.closed.CompareAndSwap(false, true) && pc.srv != nil {
+	pc.release()
+	return pc.Conn.Close()
+}
+
+// release gives the connection's max_connections slot back, once. A
+// connection refused gives it back before the client reads the error, so
+// that the client's next attempt finds it free.
+func (pc *protoConn) release() {
+	if pc.released.CompareAndSwap(false, true) && pc.srv != nil {
 		pc.srv.open.Add(-1)
 	}
-	return pc.Conn.Close()
 }
 
 func (pc *protoConn) attach(s *Server, st *connState) { pc.s, pc.st = s, st }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 )
 
@@ -80,6 +79,12 @@ func (s *Server) admitted(c *mysql.Conn, g mysql.Getter) error {
 // connectionAdmin reports whether the account g authenticated as has
 // SUPER or CONNECTION_ADMIN.
 func (s *Server) connectionAdmin(g mysql.Getter) bool {
+	return s.hasPrivilege(g, "connection_admin")
+}
+
+// hasPrivilege reports whether the account g authenticated as has SUPER
+// or the dynamic privilege dynamic, which MySQL 8 accepts in its place.
+func (s *Server) hasPrivilege(g mysql.Getter, dynamic string) bool {
 	u, ok := g.(gms.MysqlConnectionUser)
 	if !ok {
 		return false
@@ -88,9 +93,5 @@ func (s *Server) connectionAdmin(g mysql.Getter) bool {
 	rd := db.Reader()
 	defer rd.Close()
 	user := db.GetUser(rd, u.User, u.Host, false)
-	return user != nil && hasAdmin(user.PrivilegeSet)
-}
-
-func hasAdmin(ps mysql_db.PrivilegeSet) bool {
-	return ps.Has(gms.PrivilegeType_Super) || ps.HasDynamic("connection_admin")
+	return user != nil && (user.PrivilegeSet.Has(gms.PrivilegeType_Super) || user.PrivilegeSet.HasDynamic(dynamic))
 }

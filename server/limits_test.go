@@ -104,14 +104,18 @@ func TestMaxConnections(t *testing.T) {
 // TestConnectTimeout: a socket that never answers the greeting is closed
 // after connect_timeout seconds, and its slot is given back.
 func TestConnectTimeout(t *testing.T) {
-	s := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 1 })
+	s := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 2 })
 	root := s.DB("")
 	resetGlobals(t, s, "max_connections = 151", "connect_timeout = 10")
 	root.SetMaxOpenConns(1)
+	root.SetMaxIdleConns(1)
 	if _, err := root.Exec("SET GLOBAL connect_timeout = 2"); err != nil {
 		t.Fatal(err)
 	}
-	root.Close()
+	var id1 int
+	if err := root.QueryRow("SELECT CONNECTION_ID()").Scan(&id1); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	var idle []net.Conn
 	for i := 0; i < 2; i++ {
@@ -122,11 +126,12 @@ func TestConnectTimeout(t *testing.T) {
 		defer c.Close()
 		idle = append(idle, c)
 	}
-	// max_connections 1 and the reserved slot are taken by idle sockets.
+	// root's connection and the idle sockets take max_connections and
+	// the reserved slot.
 	probe, _ := sql.Open("mysql", "root:@tcp("+s.Addr()+")/")
 	defer probe.Close()
 	if err := probe.Ping(); !isMySQLError(err, 1040, "Too many connections") {
-		t.Fatalf("third connection: %v, want 1040", err)
+		t.Fatalf("fourth connection: %v, want 1040", err)
 	}
 	for _, c := range idle {
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -139,6 +144,11 @@ func TestConnectTimeout(t *testing.T) {
 	}
 	if err := probe.Ping(); err != nil {
 		t.Fatalf("after the idle sockets were closed: %v", err)
+	}
+	// A client that logged in keeps its connection past connect_timeout.
+	var id2 int
+	if err := root.QueryRow("SELECT CONNECTION_ID()").Scan(&id2); err != nil || id2 != id1 {
+		t.Fatalf("connection id %d, %v; want %d: the logged-in connection was closed", id2, err, id1)
 	}
 }
 

@@ -104,18 +104,20 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = filepath.Join(cfg.DataDir, "ddl-tmp")
 	}
-	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir, Testing: cfg.Testing})
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
 	validateSystemVariables()
 	setVersionVariables()
+	// Flags first: the engine then applies the persisted variables
+	// (SET PERSIST), which win over flags as in MySQL.
 	if cfg.MaxConnections != 0 {
 		if err := gms.SystemVariables.AssignValues(map[string]any{"max_connections": int64(cfg.MaxConnections)}); err != nil {
 			store.Close()
 			return nil, fmt.Errorf("--max-connections: %w", err)
 		}
+	}
+	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir, Testing: cfg.Testing, DataDir: cfg.DataDir})
+	if err != nil {
+		store.Close()
+		return nil, err
 	}
 	addStrictUpdateRule(eng.SQL.Analyzer)
 	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
