@@ -40,6 +40,9 @@ type Config struct {
 	Host       string
 	Port       int // 0 picks a free port
 	StatusPort int // 0 picks a free port, -1 disables
+	// StatusHost is where the status port listens; default 127.0.0.1
+	// whatever Host is, since /debug/pprof and /metrics need no login.
+	StatusHost string
 	NoSync     bool
 	// Users maps user names to passwords; empty means root with no password.
 	Users  map[string]string
@@ -230,7 +233,11 @@ func (s *Server) startStatus() error {
 			"connections":    s.countSessions(),
 		})
 	})
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, fmt.Sprint(s.cfg.StatusPort)))
+	host := s.cfg.StatusHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(s.cfg.StatusPort)))
 	if err != nil {
 		return err
 	}
