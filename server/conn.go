@@ -91,7 +91,7 @@ type protoConn struct {
 	pending  []byte // a rewritten packet vitess has not read yet
 	lastFull bool   // the previous packet had the maximum size, so this one continues it
 	packets  int
-	off      bool // TLS: the stream is opaque from here on
+	off      bool    // TLS: the stream is opaque from here on
 	srv      *Server // counts the connection (limits.go)
 	released atomic.Bool
 	s        *Server
