@@ -164,6 +164,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if rsql.IsResetPersist(query) {
 		return h.done(c, query, h.resetPersist(c, query, cb))
 	}
+	if rsql.IsOptimize(query) {
+		return h.done(c, query, h.optimize(ctx, c, query, cb))
+	}
 	if isAdmin(query) {
 		var res *sqltypes.Result
 		if res, err = h.admin(c, query); err == nil {
@@ -197,6 +200,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	defer h.recoverTo(&err, query)
 	if rsql.IsResetPersist(query) {
 		return "", h.done(c, query, h.resetPersist(c, query, h.spool(c, query, cb)))
+	}
+	if rsql.IsOptimize(query) {
+		return "", h.done(c, query, h.optimize(ctx, c, query, h.spool(c, query, cb)))
 	}
 	if isAdmin(query) {
 		var res *sqltypes.Result
@@ -409,4 +415,22 @@ func (h *handler) resetPersist(c *mysql.Conn, query string, cb mysql.ResultSpool
 		}
 	}
 	return cb(&sqltypes.Result{}, false)
+}
+
+// optimize runs OPTIMIZE TABLE, which go-mysql-server's parser does not
+// know, and answers with MySQL's result set.
+func (h *handler) optimize(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	h.waitPrev(c)
+	if err := rsql.ReadOnlyRefuses(h.s.hasPrivilege(c.UserData, "connection_admin")); err != nil {
+		return err
+	}
+	res, err := h.s.engine.Optimize(ctx, query, h.currentDB(c))
+	if err != nil {
+		return err
+	}
+	out := &sqltypes.Result{Fields: []*querypb.Field{varcharField("Table"), varcharField("Op"), varcharField("Msg_type"), varcharField("Msg_text")}}
+	for _, r := range res {
+		out.Rows = append(out.Rows, []sqltypes.Value{sqltypes.NewVarChar(r.Table), sqltypes.NewVarChar(r.Op), sqltypes.NewVarChar(r.MsgType), sqltypes.NewVarChar(r.MsgText)})
+	}
+	return cb(out, false)
 }

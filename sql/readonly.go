@@ -124,3 +124,17 @@ func enforceReadOnly(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan
 	}
 	return nil, transform.SameTree, ErrReadOnly(false)
 }
+
+// ReadOnlyRefuses is the error read_only or super_read_only gives a write
+// outside go-mysql-server's plans (OPTIMIZE TABLE) from a client that has
+// SUPER or CONNECTION_ADMIN (admin) or not; nil when it may write.
+func ReadOnlyRefuses(admin bool) error {
+	syncReadOnly()
+	switch {
+	case superReadOnly.Load():
+		return ErrReadOnly(true)
+	case readOnly.Load() && !admin:
+		return ErrReadOnly(false)
+	}
+	return nil
+}
