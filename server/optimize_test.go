@@ -144,3 +144,30 @@ func isMySQLErrorCode(err error, code uint16) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == code
 }
+
+// TestAnalyzeEmptyTable: ANALYZE TABLE of an empty table answers status
+// OK (go-mysql-server's statistics used to divide by zero there).
+func TestAnalyzeEmptyTable(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("d")
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("CREATE TABLE t (id int primary key, v int, key v_idx (v))"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ANALYZE TABLE t", "INSERT INTO t VALUES (1, 1), (2, 2)", "ANALYZE TABLE t"} {
+		if !strings.HasPrefix(q, "ANALYZE") {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var table, op, typ, text string
+		if err := db.QueryRow(q).Scan(&table, &op, &typ, &text); err != nil || op != "analyze" || typ != "status" || text != "OK" {
+			t.Errorf("%s: %s %s %s %s, %v; want status OK", q, table, op, typ, text, err)
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM t WHERE v = 2").Scan(&n); err != nil || n != 1 {
+		t.Errorf("after ANALYZE: %d, %v", n, err)
+	}
+}

@@ -50,10 +50,17 @@ func TestReadOnly(t *testing.T) {
 			t.Errorf("app, read_only: %s: %v, want 1290", q, err)
 		}
 	}
+	if _, err := app.Exec("PREPARE s FROM 'DELETE FROM t'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Exec("EXECUTE s"); !isMySQLError(err, 1290, roMsg) {
+		t.Errorf("app, read_only: EXECUTE of a prepared DELETE: %v, want 1290", err)
+	}
 	if _, err := app.Exec("UPDATE t SET v = ? WHERE id = ?", 7, 1); !isMySQLError(err, 1290, roMsg) {
 		t.Errorf("app, read_only: prepared UPDATE: %v, want 1290", err)
 	}
-	for _, q := range []string{"SELECT * FROM t", "SET @x = 1", "SET SESSION sql_mode = ''", "BEGIN", "SELECT v FROM t WHERE id = 1", "COMMIT", "SHOW TABLES"} {
+	for _, q := range []string{"SELECT * FROM t", "SET @x = 1", "SET SESSION sql_mode = ''", "BEGIN", "SELECT v FROM t WHERE id = 1", "COMMIT", "SHOW TABLES",
+		"EXPLAIN INSERT INTO t VALUES (2, 2)", "PREPARE s FROM 'INSERT INTO t VALUES (2, 2)'", "DEALLOCATE PREPARE s", "SELECT 1 INTO @y"} {
 		if _, err := app.Exec(q); err != nil {
 			t.Errorf("app, read_only: %s: %v", q, err)
 		}

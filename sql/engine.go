@@ -78,6 +78,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }
 	e.SQL.Analyzer.ExecBuilder = rowexec.NewOverrideBuilder(ov)
 	addRules(e.SQL.Analyzer)
+	e.SQL.Analyzer.Catalog.StatsProvider = statsProvider{e.SQL.Analyzer.Catalog.StatsProvider}
 	if opts.DataDir != "" {
 		e.persist = &persistedVars{path: filepath.Join(opts.DataDir, PersistFile)}
 	}

@@ -110,7 +110,13 @@ func ErrReadOnly(super bool) error {
 // enforceReadOnly is the analyzer rule that refuses writes.
 func enforceReadOnly(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
 	syncReadOnly()
-	if !readOnly.Load() || plan.IsReadOnly(n) {
+	if !readOnly.Load() || plan.IsReadOnly(n) || isExplain(ctx.Query()) {
+		// go-mysql-server analyses EXPLAIN's statement on its own, but
+		// EXPLAIN runs nothing.
+		return n, transform.SameTree, nil
+	}
+	if ct, ok := n.(*plan.CreateTable); ok && ct.Temporary() {
+		// MySQL lets temporary tables be made under read_only.
 		return n, transform.SameTree, nil
 	}
 	if superReadOnly.Load() {
