@@ -17,7 +17,7 @@ import (
 //   - a wrong password gets 1045 without the host or whether a password
 //     was given.
 //
-// authServer wraps the accounts so that both get MySQL's 1045: the
+// authServer wraps the accounts so that both get MySQL's 1045 text: the
 // mysql_native_password method also takes on users no method knows (they
 // then fail its password check like a wrong password, so an unknown user
 // and a known one are told apart by nothing), and every method's 1045
@@ -70,8 +70,10 @@ func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, cl
 		if pc, ok := c.Conn.(*protoConn); ok {
 			pc.release()
 		}
+		// Only vitess's bare text is replaced: the others say more, such
+		// as a caching_sha2_password account's need for TLS.
 		var se *mysql.SQLError
-		if errors.As(err, &se) && se.Num == mysql.ERAccessDeniedError {
+		if errors.As(err, &se) && se.Num == mysql.ERAccessDeniedError && se.Message == "Access denied for user '"+user+"'" {
 			return nil, accessDenied(user, addr, usedPassword(client))
 		}
 		return nil, err
