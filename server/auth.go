@@ -70,10 +70,12 @@ func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, cl
 		if pc, ok := c.Conn.(*protoConn); ok {
 			pc.release()
 		}
-		// Only vitess's bare text is replaced: the others say more, such
-		// as a caching_sha2_password account's need for TLS.
 		var se *mysql.SQLError
-		if errors.As(err, &se) && se.Num == mysql.ERAccessDeniedError && se.Message == "Access denied for user '"+user+"'" {
+		if errors.As(err, &se) && se.Num == mysql.ERAccessDeniedError {
+			if m.s.needsTLS(user, addr) {
+				m.s.log.Warn("login refused: the account uses caching_sha2_password, which needs TLS, and this server has no TLS yet",
+					"user", user, "client", addr.String())
+			}
 			return nil, accessDenied(user, addr, usedPassword(client))
 		}
 		return nil, err
@@ -117,4 +119,16 @@ func clientHost(addr net.Addr) string {
 func (s *Server) listenerFactory(cfg gmsserver.Config, lc mysql.ListenerConfig, sel gmsserver.ServerEventListener) (gmsserver.ProtocolListener, error) {
 	lc.AuthServer = wrapAuthServer(lc.AuthServer, s)
 	return gmsserver.MySQLProtocolListenerFactory(cfg, lc, sel)
+}
+
+// needsTLS reports whether user's account from addr uses
+// caching_sha2_password, which vitess offers only over TLS: such an
+// account looks unknown to a plain connection.
+func (s *Server) needsTLS(user string, addr net.Addr) bool {
+	host := clientHost(addr)
+	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	defer rd.Close()
+	u := db.GetUser(rd, user, host, false)
+	return u != nil && u.Plugin == string(mysql.CachingSha2Password)
 }
