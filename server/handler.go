@@ -424,13 +424,18 @@ func (h *handler) optimize(ctx context.Context, c *mysql.Conn, query string, cb 
 	if err := rsql.ReadOnlyRefuses(h.s.hasPrivilege(c.UserData, "connection_admin")); err != nil {
 		return err
 	}
-	res, err := h.s.engine.Optimize(ctx, query, h.currentDB(c))
-	if err != nil {
-		return err
-	}
-	out := &sqltypes.Result{Fields: []*querypb.Field{varcharField("Table"), varcharField("Op"), varcharField("Msg_type"), varcharField("Msg_text")}}
-	for _, r := range res {
-		out.Rows = append(out.Rows, []sqltypes.Value{sqltypes.NewVarChar(r.Table), sqltypes.NewVarChar(r.Op), sqltypes.NewVarChar(r.MsgType), sqltypes.NewVarChar(r.MsgText)})
-	}
-	return cb(out, false)
+	db := h.currentDB(c)
+	// Through run, so that KILL QUERY and a client that goes away stop
+	// a long compaction.
+	return unwrapAbandoned(h.run(ctx, c, query, false, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+		res, err := h.s.engine.Optimize(ctx, query, db)
+		if err != nil {
+			return err
+		}
+		out := &sqltypes.Result{Fields: []*querypb.Field{varcharField("Table"), varcharField("Op"), varcharField("Msg_type"), varcharField("Msg_text")}}
+		for _, r := range res {
+			out.Rows = append(out.Rows, []sqltypes.Value{sqltypes.NewVarChar(r.Table), sqltypes.NewVarChar(r.Op), sqltypes.NewVarChar(r.MsgType), sqltypes.NewVarChar(r.MsgText)})
+		}
+		return gate(cb)(out, false)
+	}))
 }
