@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,9 +165,44 @@ func resetGlobals(t *testing.T, s *testserver.Server, assignments ...string) {
 		}
 		defer db.Close()
 		for _, a := range assignments {
-			if _, err := db.Exec("SET GLOBAL " + a); err != nil {
-				t.Errorf("SET GLOBAL %s: %v", a, err)
+			// Sockets the test just closed may hold their slots for a
+			// moment, until the server reads their EOF.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				_, err := db.Exec("SET GLOBAL " + a)
+				if err == nil {
+					break
+				}
+				if !isMySQLErrorCode(err, 1040) || time.Now().After(deadline) {
+					t.Errorf("SET GLOBAL %s: %v", a, err)
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
 		}
 	})
+}
+
+// TestTooManyConnectionsCLI: the mariadb client prints 1040 for a
+// connection refused in place of the greeting.
+func TestTooManyConnectionsCLI(t *testing.T) {
+	client := mariadbPath(t)
+	s := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 1 })
+	resetGlobals(t, s, "max_connections = 151")
+	var idle []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	host, port, _ := net.SplitHostPort(s.Addr())
+	out, err := exec.Command(client, "-h"+host, "-P"+port, "-uroot", "--skip-ssl", "-e", "SELECT 1").CombinedOutput()
+	if err == nil || strings.TrimSpace(string(out)) != "ERROR 1040 (08004): Too many connections" {
+		t.Errorf("mariadb over the limit: %v %q", err, out)
+	}
+	for _, c := range idle {
+		c.Close()
+	}
 }
