@@ -29,6 +29,8 @@ func (o *execOverride) Build(ctx *gms.Context, n gms.Node, r gms.Row) (gms.RowIt
 		return showIndexRows(ctx, n)
 	case *plan.AddColumn:
 		return o.addColumn(ctx, n)
+	case *plan.ShowTableStatus:
+		return showTableStatus(ctx, n, r)
 	}
 	return nil, nil
 }
