@@ -5,6 +5,8 @@ import (
 	"io"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
 )
 
 // statsProvider is go-mysql-server's statistics with ANALYZE TABLE of an
@@ -51,4 +53,37 @@ func isEmpty(ctx *gms.Context, table gms.Table) (bool, error) {
 			return false, err
 		}
 	}
+}
+
+// analyzeTable is go-mysql-server's ANALYZE TABLE with the Table column
+// as MySQL gives it, db.table (go-mysql-server gives the table's name).
+func analyzeTable(ctx *gms.Context, n *plan.AnalyzeTable, r gms.Row) (gms.RowIter, error) {
+	it, err := rowexec.DefaultBuilder.Build(ctx, n, r)
+	if err != nil {
+		return nil, err
+	}
+	return &analyzeIter{RowIter: it, n: n}, nil
+}
+
+type analyzeIter struct {
+	gms.RowIter
+	n *plan.AnalyzeTable
+	i int
+}
+
+func (it *analyzeIter) Next(ctx *gms.Context) (gms.Row, error) {
+	row, err := it.RowIter.Next(ctx)
+	if err != nil || len(row) == 0 || it.i >= len(it.n.Tables) {
+		return row, err
+	}
+	db := it.n.Db
+	if t, ok := it.n.Tables[it.i].(*Table); ok {
+		db = t.db.Name()
+	}
+	it.i++
+	if name, ok := row[0].(string); ok && db != "" {
+		row = append(gms.Row(nil), row...)
+		row[0] = db + "." + name
+	}
+	return row, nil
 }

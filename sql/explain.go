@@ -31,6 +31,8 @@ func (o *execOverride) Build(ctx *gms.Context, n gms.Node, r gms.Row) (gms.RowIt
 		return o.addColumn(ctx, n)
 	case *plan.ShowTableStatus:
 		return showTableStatus(ctx, n, r)
+	case *plan.AnalyzeTable:
+		return analyzeTable(ctx, n, r)
 	}
 	return nil, nil
 }
