@@ -24,6 +24,10 @@ func TestSetPersist(t *testing.T) {
 	t.Cleanup(func() {
 		gms.SystemVariables.AssignValues(map[string]any{"max_connections": 151, "tidb_ddl_reorg_batch_size": 256,
 			"tidb_ddl_enable_fast_reorg": 1, "connect_timeout": 10})
+		// A variable added again gets its default back.
+		if sv, _, ok := gms.SystemVariables.GetGlobal("back_log"); ok {
+			gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{sv})
+		}
 	})
 	s := testserver.StartDir(t, dir)
 	db := s.DB("")
@@ -48,9 +52,14 @@ func TestSetPersist(t *testing.T) {
 		"SET PERSIST max_connections = 100",
 		"SET PERSIST_ONLY tidb_ddl_reorg_batch_size = 512",
 		"SET @@persist.tidb_ddl_enable_fast_reorg = OFF",
-		"SET GLOBAL connect_timeout = 20")
+		"SET GLOBAL connect_timeout = 20",
+		"SET PERSIST_ONLY back_log = 100")
 	if m, b, f, c := globals(db); m != 100 || b != 256 || f != 0 || c != 20 {
 		t.Fatalf("after SET PERSIST: max_connections %d, batch %d, fast_reorg %d, connect_timeout %d; want 100, 256, 0, 20", m, b, f, c)
+	}
+	var backLog int
+	if err := db.QueryRow("SELECT @@global.back_log").Scan(&backLog); err != nil || backLog == 100 {
+		t.Errorf("SET PERSIST_ONLY back_log changed it at once: %d, %v", backLog, err)
 	}
 	for _, c := range []struct {
 		q    string
@@ -60,6 +69,7 @@ func TestSetPersist(t *testing.T) {
 		{"SET PERSIST tidb_ddl_enable_fast_reorg = 'maybe'", 1231, "Variable 'tidb_ddl_enable_fast_reorg' can't be set to the value of 'maybe'"},
 		{"SET PERSIST no_such_variable = 1", 1193, "Unknown system variable 'no_such_variable'"},
 		{"SET PERSIST version = 'x'", 1238, "Variable 'version' is a read only variable"},
+		{"SET PERSIST back_log = 100", 1238, "Variable 'back_log' is a read only variable"},
 		{"SET PERSIST time_zone = 'bogus'", 1298, "Unknown or incorrect time zone: 'bogus'"},
 		{"RESET PERSIST no_such_variable", 3615, "Variable no_such_variable does not exist in persisted config file"},
 	} {
@@ -97,8 +107,13 @@ func TestSetPersist(t *testing.T) {
 		t.Fatalf("mysqld-auto.cnf: %v, %s", err, data)
 	}
 	want := map[string]string{"max_connections": "100", "tidb_ddl_reorg_batch_size": "512", "tidb_ddl_enable_fast_reorg": "OFF"}
-	if len(file.Server) != len(want) {
-		t.Errorf("mysqld-auto.cnf holds %d variables, want %d: %s", len(file.Server), len(want), data)
+	// Variables only a restart changes are kept apart, as MySQL does.
+	if len(file.Server) != len(want)+1 {
+		t.Errorf("mysqld-auto.cnf holds %d entries, want %d: %s", len(file.Server), len(want)+1, data)
+	}
+	var static map[string]struct{ Value string }
+	if err := json.Unmarshal(file.Server["mysql_server_static_options"], &static); err != nil || len(static) != 1 || static["back_log"].Value != "100" {
+		t.Errorf("mysqld-auto.cnf static options: %v, %v", static, err)
 	}
 	for k, v := range want {
 		var pv struct{ Value string }
@@ -121,6 +136,9 @@ func TestSetPersist(t *testing.T) {
 	db2.SetMaxOpenConns(1)
 	if m, b, f, c := globals(db2); m != 100 || b != 512 || f != 0 || c != 10 {
 		t.Fatalf("after restart: max_connections %d, batch %d, fast_reorg %d, connect_timeout %d; want 100, 512, 0, 10", m, b, f, c)
+	}
+	if err := db2.QueryRow("SELECT @@global.back_log").Scan(&backLog); err != nil || backLog != 100 {
+		t.Errorf("after restart: back_log %d, %v; want 100 (SET PERSIST_ONLY)", backLog, err)
 	}
 	// RESET PERSIST forgets for the next start and keeps the values now.
 	mustExec(db2, "RESET PERSIST max_connections")
