@@ -15,7 +15,8 @@ import (
 // is on, a statement that changes data, schema or accounts fails with
 // 1290; read_only spares accounts with SUPER or CONNECTION_ADMIN,
 // super_read_only spares nobody. What does not write (SELECT, SET of any
-// variable, transaction control, SHOW, KILL) still runs.
+// variable, transaction control, SHOW, KILL, EXPLAIN) still runs, and so
+// does CREATE TEMPORARY TABLE, which MySQL allows.
 //
 // go-mysql-server keeps the variables but does not enforce them, and its
 // own read-only mode (Engine.ReadOnly) spares nobody and answers with a
