@@ -22,17 +22,30 @@ import (
 //
 // Its connections are protoConns, which also fix, on the way in, the
 // client commands that vitess's go/mysql mishandles.
-type plainListener struct{ net.Listener }
+//
+// It also counts connections against max_connections (limits.go).
+type plainListener struct {
+	net.Listener
+	s *Server
+}
 
 func (l plainListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		pc := &protoConn{Conn: c, br: bufio.NewReaderSize(c, 16<<10), srv: l.s}
+		if !l.s.accepted(pc) {
+			pc.release()
+			go refuse(pc)
+			continue
+		}
+		return pc, nil
 	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
-	return &protoConn{Conn: c, br: bufio.NewReaderSize(c, 16<<10)}, nil
 }
 
 // Client commands that protoConn looks at (MySQL's COM_ codes).
@@ -78,7 +91,9 @@ type protoConn struct {
 	pending  []byte // a rewritten packet vitess has not read yet
 	lastFull bool   // the previous packet had the maximum size, so this one continues it
 	packets  int
-	off      bool // TLS: the stream is opaque from here on
+	off      bool    // TLS: the stream is opaque from here on
+	srv      *Server // counts the connection (limits.go)
+	released atomic.Bool
 	s        *Server
 	st       *connState
 	// resetPending: COM_RESET_CONNECTION was passed on, and vitess will
@@ -97,6 +112,21 @@ func (pc *protoConn) Write(p []byte) (int, error) {
 		return pc.Conn.Write(b)
 	}
 	return pc.Conn.Write(p)
+}
+
+// Close closes the socket and gives its max_connections slot back.
+func (pc *protoConn) Close() error {
+	pc.release()
+	return pc.Conn.Close()
+}
+
+// release gives the connection's max_connections slot back, once. A
+// connection refused gives it back before the client reads the error, so
+// that the client's next attempt finds it free.
+func (pc *protoConn) release() {
+	if pc.released.CompareAndSwap(false, true) && pc.srv != nil {
+		pc.srv.open.Add(-1)
+	}
 }
 
 func (pc *protoConn) attach(s *Server, st *connState) { pc.s, pc.st = s, st }

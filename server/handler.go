@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -160,6 +161,12 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
 	cb = h.spool(c, query, cb)
+	if rsql.IsResetPersist(query) {
+		return h.done(c, query, h.resetPersist(c, query, cb))
+	}
+	if rsql.IsOptimize(query) {
+		return h.done(c, query, h.optimize(ctx, c, query, cb))
+	}
 	if isAdmin(query) {
 		var res *sqltypes.Result
 		if res, err = h.admin(c, query); err == nil {
@@ -191,6 +198,12 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
+	if rsql.IsResetPersist(query) {
+		return "", h.done(c, query, h.resetPersist(c, query, h.spool(c, query, cb)))
+	}
+	if rsql.IsOptimize(query) {
+		return "", h.done(c, query, h.optimize(ctx, c, query, h.spool(c, query, cb)))
+	}
 	if isAdmin(query) {
 		var res *sqltypes.Result
 		if res, err = h.admin(c, query); err == nil {
@@ -382,4 +395,47 @@ func truncate(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// resetPersist runs RESET PERSIST, which go-mysql-server's parser does
+// not know. Its warning (IF EXISTS of a variable not persisted) replaces
+// the previous statement's, as a statement's warnings do.
+func (h *handler) resetPersist(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	h.waitPrev(c)
+	warn, err := h.s.engine.ResetPersist(query, h.s.hasPrivilege(c.UserData, "system_variables_admin"))
+	if err != nil {
+		return err
+	}
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		if sess := st.session(); sess != nil {
+			sess.ClearWarnings()
+			if warn != nil {
+				sess.Warn(&gms.Warning{Level: "Warning", Code: warn.Num, Message: warn.Message})
+			}
+		}
+	}
+	return cb(&sqltypes.Result{}, false)
+}
+
+// optimize runs OPTIMIZE TABLE, which go-mysql-server's parser does not
+// know, and answers with MySQL's result set.
+func (h *handler) optimize(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	h.waitPrev(c)
+	if err := rsql.ReadOnlyRefuses(h.s.hasPrivilege(c.UserData, "connection_admin")); err != nil {
+		return err
+	}
+	db := h.currentDB(c)
+	// Through run, so that KILL QUERY and a client that goes away stop
+	// a long compaction.
+	return unwrapAbandoned(h.run(ctx, c, query, false, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+		res, err := h.s.engine.Optimize(ctx, query, db)
+		if err != nil {
+			return err
+		}
+		out := &sqltypes.Result{Fields: []*querypb.Field{varcharField("Table"), varcharField("Op"), varcharField("Msg_type"), varcharField("Msg_text")}}
+		for _, r := range res {
+			out.Rows = append(out.Rows, []sqltypes.Value{sqltypes.NewVarChar(r.Table), sqltypes.NewVarChar(r.Op), sqltypes.NewVarChar(r.MsgType), sqltypes.NewVarChar(r.MsgText)})
+		}
+		return gate(cb)(out, false)
+	}))
 }

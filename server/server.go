@@ -40,6 +40,9 @@ type Config struct {
 	Host       string
 	Port       int // 0 picks a free port
 	StatusPort int // 0 picks a free port, -1 disables
+	// StatusHost is where the status port listens; default 127.0.0.1
+	// whatever Host is, since /debug/pprof and /metrics need no login.
+	StatusHost string
 	NoSync     bool
 	// Users maps user names to passwords; empty means root with no password.
 	Users  map[string]string
@@ -52,6 +55,9 @@ type Config struct {
 	CacheSize, MemTableSize int64
 	// Testing exposes fault-injection system variables for crash tests.
 	Testing bool
+	// MaxConnections is max_connections' value at startup; 0 keeps
+	// MySQL's default, 151.
+	MaxConnections int
 }
 
 // Server is a running ReorgDB server.
@@ -72,6 +78,8 @@ type Server struct {
 	// background counts statements' goroutines (interrupt.go), which
 	// may outlive their connections.
 	background atomic.Int64
+	// open counts client sockets, authenticated or not (limits.go).
+	open atomic.Int64
 }
 
 // Start opens the data directory and starts serving.
@@ -99,13 +107,21 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.TempDir == "" {
 		cfg.TempDir = filepath.Join(cfg.DataDir, "ddl-tmp")
 	}
-	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir, Testing: cfg.Testing})
+	validateSystemVariables()
+	setVersionVariables()
+	// Flags first: the engine then applies the persisted variables
+	// (SET PERSIST), which win over flags as in MySQL.
+	if cfg.MaxConnections != 0 {
+		if err := gms.SystemVariables.AssignValues(map[string]any{"max_connections": int64(cfg.MaxConnections)}); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("--max-connections: %w", err)
+		}
+	}
+	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir, Testing: cfg.Testing, DataDir: cfg.DataDir})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	validateSystemVariables()
-	setVersionVariables()
 	addStrictUpdateRule(eng.SQL.Analyzer)
 	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
 	if err := s.setupUsers(); err != nil {
@@ -123,7 +139,8 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.addr = ln.Addr().String()
-	gcfg := gmsserver.Config{Protocol: "tcp", Address: s.addr, Listener: plainListener{ln}, Version: Version}
+	gcfg := gmsserver.Config{Protocol: "tcp", Address: s.addr, Listener: plainListener{ln, s}, Version: Version}
+	gcfg.ProtocolListenerFactory = s.listenerFactory
 	sb := func(ctx context.Context, conn *mysql.Conn, addr string) (gms.Session, error) {
 		host := ""
 		if conn.RemoteAddr() != nil {
@@ -216,7 +233,11 @@ func (s *Server) startStatus() error {
 			"connections":    s.countSessions(),
 		})
 	})
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, fmt.Sprint(s.cfg.StatusPort)))
+	host := s.cfg.StatusHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(s.cfg.StatusPort)))
 	if err != nil {
 		return err
 	}

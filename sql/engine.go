@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -40,6 +41,7 @@ type Engine struct {
 	// it: RENAME TABLE waits for them to end, not just for their jobs.
 	alteringMu sync.Mutex
 	altering   map[int64]int
+	persist    *persistedVars // SET PERSIST's file; nil without a data directory
 }
 
 // Options configure an Engine.
@@ -49,6 +51,9 @@ type Options struct {
 	TempDir string
 	// Testing adds the fault-injection system variables of crash tests.
 	Testing bool
+	// DataDir holds the persisted variables (PersistFile); empty: SET
+	// PERSIST is refused.
+	DataDir string
 }
 
 // NewEngine opens the catalog on store and builds the SQL engine.
@@ -73,6 +78,15 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }
 	e.SQL.Analyzer.ExecBuilder = rowexec.NewOverrideBuilder(ov)
 	addRules(e.SQL.Analyzer)
+	e.SQL.Analyzer.Catalog.StatsProvider = statsProvider{e.SQL.Analyzer.Catalog.StatsProvider}
+	if opts.DataDir != "" {
+		e.persist = &persistedVars{path: filepath.Join(opts.DataDir, PersistFile)}
+	}
+	// After every variable is registered (a registration resets its
+	// value) and before the DDL manager reads its settings.
+	if err := e.loadPersisted(); err != nil {
+		return nil, err
+	}
 	e.SQL.Analyzer.Catalog.InfoSchema = &infoSchema{Database: e.SQL.Analyzer.Catalog.InfoSchema, e: e}
 	if err := e.DDL.Start(); err != nil {
 		return nil, err

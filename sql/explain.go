@@ -33,6 +33,10 @@ func (o *execOverride) Build(ctx *gms.Context, n gms.Node, r gms.Row) (gms.RowIt
 		return alterDefaultSet(o, ctx, n)
 	case *plan.AlterDefaultDrop:
 		return alterDefaultDrop(o, ctx, n)
+	case *plan.ShowTableStatus:
+		return showTableStatus(ctx, n, r)
+	case *plan.AnalyzeTable:
+		return analyzeTable(ctx, n, r)
 	}
 	return nil, nil
 }

@@ -25,7 +25,91 @@ func (d *infoSchema) GetTableInsensitive(ctx *gms.Context, name string) (gms.Tab
 			return &statisticsTable{CatalogTable: ct, e: d.e}, true, nil
 		}
 	}
+	if ok && err == nil && strings.EqualFold(name, "tables") {
+		if ct, isCat := t.(gms.CatalogTable); isCat {
+			return &tablesTable{CatalogTable: ct, e: d.e}, true, nil
+		}
+	}
 	return t, ok, err
+}
+
+// tablesTable is go-mysql-server's information_schema.tables with
+// ReorgDB's estimates of TABLE_ROWS, AVG_ROW_LENGTH, DATA_LENGTH and
+// INDEX_LENGTH (see tableEstimate), where go-mysql-server says 0. They
+// are not given through sql.StatisticsTable because go-mysql-server's
+// planner would then read them for every statement.
+type tablesTable struct {
+	gms.CatalogTable
+	e *Engine
+}
+
+func (t *tablesTable) AssignCatalog(cat gms.Catalog) gms.Table {
+	if ct, ok := t.CatalogTable.AssignCatalog(cat).(gms.CatalogTable); ok {
+		return &tablesTable{CatalogTable: ct, e: t.e}
+	}
+	return t.CatalogTable.AssignCatalog(cat)
+}
+
+func (t *tablesTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.RowIter, error) {
+	it, err := t.CatalogTable.PartitionRows(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	col := func(name string) int {
+		for i, c := range t.Schema() {
+			if strings.EqualFold(c.Name, name) {
+				return i
+			}
+		}
+		return -1
+	}
+	ti := &tablesIter{RowIter: it, e: t.e, schema: col("TABLE_SCHEMA"), table: col("TABLE_NAME"), rows: col("TABLE_ROWS"),
+		avg: col("AVG_ROW_LENGTH"), data: col("DATA_LENGTH"), index: col("INDEX_LENGTH")}
+	if ti.schema < 0 || ti.table < 0 || ti.rows < 0 || ti.avg < 0 || ti.data < 0 || ti.index < 0 {
+		return it, nil
+	}
+	return ti, nil
+}
+
+type tablesIter struct {
+	gms.RowIter
+	e                                     *Engine
+	schema, table, rows, avg, data, index int
+}
+
+func (ti *tablesIter) Next(ctx *gms.Context) (gms.Row, error) {
+	row, err := ti.RowIter.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, _ := row[ti.schema].(string)
+	tbl, _ := row[ti.table].(string)
+	if strings.EqualFold(db, "information_schema") {
+		return row, nil
+	}
+	d, err := (&Provider{e: ti.e}).Database(ctx, db)
+	if err != nil {
+		return row, nil
+	}
+	gt, found, err := d.GetTableInsensitive(ctx, tbl)
+	if err != nil || !found {
+		return row, nil
+	}
+	t, ok := gt.(*Table)
+	if !ok {
+		return row, nil
+	}
+	rows, dataLen, indexLen, ok := tableEstimate(ctx, t)
+	if !ok {
+		return row, nil
+	}
+	row = append(gms.Row(nil), row...)
+	row[ti.rows], row[ti.data], row[ti.index] = rows, dataLen, indexLen
+	row[ti.avg] = uint64(0)
+	if rows > 0 {
+		row[ti.avg] = dataLen / rows
+	}
+	return row, nil
 }
 
 // statisticsTable is go-mysql-server's information_schema.statistics with

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"strings"
+	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -12,8 +13,22 @@ import (
 // ruleMax1Row is the id of clearMax1Row, past go-mysql-server's own.
 const ruleMax1Row analyzer.RuleId = 10000
 
-// addRules adds ReorgDB's analyzer rules to go-mysql-server's last batch.
+var onceAfterAllRules sync.Once
+
+// addRules adds ReorgDB's analyzer rules to go-mysql-server's last batch;
+// enforceReadOnly also to the rules go-mysql-server runs instead of the
+// batches for simple INSERTs and UPDATEs (analyzer.OnceAfterAll).
 func addRules(a *analyzer.Analyzer) {
+	registerReadOnly()
+	ro := analyzer.Rule{Id: ruleReadOnly, Apply: enforceReadOnly}
+	onceAfterAllRules.Do(func() {
+		analyzer.OnceAfterAll = append(analyzer.OnceAfterAll[:len(analyzer.OnceAfterAll):len(analyzer.OnceAfterAll)], ro)
+	})
+	for _, b := range a.Batches {
+		if b.Desc == "after-all" && !hasRule(b.Rules, ruleReadOnly) {
+			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro)
+		}
+	}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
 			b.Rules = append(b.Rules, analyzer.Rule{Id: ruleMax1Row, Apply: clearMax1Row})
@@ -72,6 +87,15 @@ func isExplain(q string) bool {
 	switch strings.ToLower(q[:end]) {
 	case "explain", "describe", "desc":
 		return true
+	}
+	return false
+}
+
+func hasRule(rules []analyzer.Rule, id analyzer.RuleId) bool {
+	for _, r := range rules {
+		if r.Id == id {
+			return true
+		}
 	}
 	return false
 }

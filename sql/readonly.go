@@ -1,0 +1,147 @@
+package sql
+
+import (
+	"sync"
+	"sync/atomic"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// read_only and super_read_only as MySQL 8 enforces them: while either
+// is on, a statement that changes data, schema or accounts fails with
+// 1290; read_only spares accounts with SUPER or CONNECTION_ADMIN,
+// super_read_only spares nobody. What does not write (SELECT, SET of any
+// variable, transaction control, SHOW, KILL, EXPLAIN) still runs, and so
+// does CREATE TEMPORARY TABLE, which MySQL allows.
+//
+// go-mysql-server keeps the variables but does not enforce them, and its
+// own read-only mode (Engine.ReadOnly) spares nobody and answers with a
+// text of its own.
+
+const ruleReadOnly analyzer.RuleId = 10001
+
+var (
+	readOnly, superReadOnly atomic.Bool
+	// The two variables move together in MySQL: super_read_only = ON
+	// turns read_only on, read_only = OFF turns super_read_only off.
+	// go-mysql-server calls NotifyChanged under its variables' lock, so
+	// the other variable is set afterwards, by the next statement.
+	pendingReadOnly, pendingSuperOff atomic.Bool
+	readOnlyOnce                     sync.Once
+)
+
+func registerReadOnly() {
+	readOnlyOnce.Do(func() {
+		watch := func(name string, set func(bool)) {
+			v, _, ok := gms.SystemVariables.GetGlobal(name)
+			if !ok {
+				return
+			}
+			mv, ok := v.(*gms.MysqlSystemVariable)
+			if !ok {
+				return
+			}
+			c := *mv
+			c.NotifyChanged = func(_ *gms.Context, scope gms.SystemVariableScope, v gms.SystemVarValue) error {
+				if scope.IsGlobalOnly() {
+					set(isOn(v.Val))
+				}
+				return nil
+			}
+			gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{&c})
+		}
+		watch("read_only", func(on bool) {
+			readOnly.Store(on)
+			if !on && superReadOnly.Load() {
+				superReadOnly.Store(false)
+				pendingSuperOff.Store(true)
+			}
+		})
+		watch("super_read_only", func(on bool) {
+			superReadOnly.Store(on)
+			if on && !readOnly.Load() {
+				readOnly.Store(true)
+				pendingReadOnly.Store(true)
+			}
+		})
+	})
+}
+
+func isOn(v any) bool {
+	switch x := v.(type) {
+	case int8:
+		return x != 0
+	case int64:
+		return x != 0
+	case int:
+		return x != 0
+	case bool:
+		return x
+	}
+	return false
+}
+
+// syncReadOnly shows in the variables what the last SET implied for the
+// other one.
+func syncReadOnly() {
+	// Loads first: every statement passes here, and a Swap would write.
+	if pendingReadOnly.Load() && pendingReadOnly.Swap(false) {
+		gms.SystemVariables.AssignValues(map[string]any{"read_only": int8(1)})
+	}
+	if pendingSuperOff.Load() && pendingSuperOff.Swap(false) {
+		gms.SystemVariables.AssignValues(map[string]any{"super_read_only": int8(0)})
+	}
+}
+
+// ErrReadOnly is MySQL's answer to a write while read_only or
+// super_read_only is on.
+func ErrReadOnly(super bool) error {
+	opt := "--read-only"
+	if super {
+		opt = "--super-read-only"
+	}
+	return mysql.NewSQLError(mysql.EROptionPreventsStatement, mysql.SSUnknownSQLState,
+		"The MySQL server is running with the %s option so it cannot execute this statement", opt)
+}
+
+// enforceReadOnly is the analyzer rule that refuses writes.
+func enforceReadOnly(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
+	syncReadOnly()
+	if !readOnly.Load() || plan.IsReadOnly(n) || isExplain(ctx.Query()) {
+		// go-mysql-server analyses EXPLAIN's statement on its own, but
+		// EXPLAIN runs nothing.
+		return n, transform.SameTree, nil
+	}
+	if ct, ok := n.(*plan.CreateTable); ok && ct.Temporary() {
+		// MySQL lets temporary tables be made under read_only.
+		return n, transform.SameTree, nil
+	}
+	if superReadOnly.Load() {
+		return nil, transform.SameTree, ErrReadOnly(true)
+	}
+	if db := a.Catalog.MySQLDb; db == nil || !db.Enabled() {
+		// No accounts: everyone is an administrator.
+		return n, transform.SameTree, nil
+	} else if ps := db.UserActivePrivilegeSet(ctx); ps.Has(gms.PrivilegeType_Super) || ps.HasDynamic("connection_admin") {
+		return n, transform.SameTree, nil
+	}
+	return nil, transform.SameTree, ErrReadOnly(false)
+}
+
+// ReadOnlyRefuses is the error read_only or super_read_only gives a write
+// outside go-mysql-server's plans (OPTIMIZE TABLE) from a client that has
+// SUPER or CONNECTION_ADMIN (admin) or not; nil when it may write.
+func ReadOnlyRefuses(admin bool) error {
+	syncReadOnly()
+	switch {
+	case superReadOnly.Load():
+		return ErrReadOnly(true)
+	case readOnly.Load() && !admin:
+		return ErrReadOnly(false)
+	}
+	return nil
+}
