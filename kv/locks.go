@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -48,6 +49,7 @@ type lockTable struct {
 
 type lockEntry struct {
 	owner   *Txn
+	since   time.Time
 	release chan struct{} // closed when the owner lets go
 }
 
@@ -84,7 +86,7 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 		lt.mu.Lock()
 		e := lt.locks[k]
 		if e == nil {
-			lt.locks[k] = &lockEntry{owner: t, release: make(chan struct{})}
+			lt.locks[k] = &lockEntry{owner: t, since: time.Now(), release: make(chan struct{})}
 			lt.mu.Unlock()
 			t.locked = append(t.locked, k)
 			// Every commit of the previous owner is visible at this
@@ -105,7 +107,7 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 			return false, ErrDeadlock
 		}
 		lt.waitsFor[t] = e.owner
-		release := e.release
+		release, holder, since := e.release, e.owner.owner, e.since
 		lt.mu.Unlock()
 		if timeout == nil {
 			t.s.metrics.lockWaits.Inc()
@@ -117,7 +119,7 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 		case <-release:
 			err = nil
 		case <-timeout:
-			err = ErrLockWaitTimeout
+			err = fmt.Errorf("%w on key %q, held by %s for %v", ErrLockWaitTimeout, key, holder, time.Since(since).Round(time.Millisecond))
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
@@ -129,6 +131,10 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 		}
 	}
 }
+
+// SetOwner names who runs the transaction (a connection), for the
+// messages about the locks it holds.
+func (t *Txn) SetOwner(owner string) { t.owner = owner }
 
 // Locked returns the keys the transaction holds locks on.
 func (t *Txn) Locked() []string { return t.locked }

@@ -50,6 +50,7 @@ type Txn struct {
 	// newest timestamp at which it took one (see locks.go).
 	locked []string
 	lockTS uint64
+	owner  string // who runs it (SetOwner)
 
 	buf *writeBuffer
 	// bufShared is set while a savepoint or iterator may reference buf; the

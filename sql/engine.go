@@ -118,6 +118,7 @@ func (e *Engine) track(t *Transaction, owner string) {
 		// together, so a schema change either sees this lease or the
 		// transaction sees the change.
 		t.txn = e.store.Begin()
+		t.txn.SetOwner(owner)
 		t.schema = e.cat.Current()
 		return t.schema.Version
 	}, owner)

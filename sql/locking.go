@@ -153,6 +153,7 @@ func (t *Transaction) lock(ctx *gms.Context, key []byte) (fresh bool, err error)
 		t.deadlocked(ctx)
 		return false, errDeadlock()
 	case errors.Is(err, kv.ErrLockWaitTimeout):
+		t.e.log.Warn("lock wait timeout", "waiter", t.lease.Owner, "statement", truncateQuery(t.stmt.query), "err", err)
 		return false, errLockWaitTimeout()
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false, ErrInterrupted()
@@ -189,4 +190,11 @@ func (t *Transaction) deadlocked(ctx *gms.Context) {
 func errLockWaitTimeout() error {
 	return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
 		"Lock wait timeout exceeded; try restarting transaction")
+}
+
+func truncateQuery(q string) string {
+	if len(q) > 200 {
+		return q[:200] + "..."
+	}
+	return q
 }
