@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,45 @@ type ColumnSpec struct {
 	After  string         `json:"after,omitempty"`
 	// Of names the column a MODIFY COLUMN job changes.
 	Of string `json:"of,omitempty"`
+}
+
+// JobDropColumn removes a column that no index contains, instantly, as
+// MySQL 8.0.29's ALGORITHM=INSTANT: rows keep its value under its column
+// ID, which is never given to another column and which readers skip, and
+// lose it when they are next written.
+const JobDropColumn = "drop column"
+
+// SubmitDropColumn queues an instant DROP COLUMN job of spec.Of.
+func (m *Manager) SubmitDropColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
+	return m.submit(&Job{
+		Type: JobDropColumn, DBName: dbName, TableName: tableName, TableID: tableID,
+		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Mode: "instant",
+		Columns: []ColumnSpec{spec},
+	})
+}
+
+// DropColumnFrom removes column spec.Of from t, or says why it cannot
+// (1091 unknown, 1090 the last column, 1235 in an index).
+func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
+	c, i := t.ColumnByName(spec.Of)
+	if c == nil {
+		return &Error{Code: 1091, Msg: fmt.Sprintf("Can't DROP '%s'; check that column/key exists", spec.Of)}
+	}
+	if len(t.Columns) == 1 {
+		return &Error{Code: 1090, Msg: "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"}
+	}
+	if c.ID == t.HandleColumn || slices.Contains(t.PKColumns, c.ID) {
+		return &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
+	}
+	for _, ix := range t.Indexes {
+		for _, ic := range ix.Columns {
+			if ic.ColumnID == c.ID {
+				return &Error{Code: 1235, Msg: fmt.Sprintf("This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a column in an index': drop index %s first", ix.Name)}
+			}
+		}
+	}
+	t.Columns = append(t.Columns[:i:i], t.Columns[i+1:]...)
+	return nil
 }
 
 // SubmitModifyColumn queues a metadata-only MODIFY COLUMN job.
@@ -134,8 +174,11 @@ func (m *Manager) runAddColumn(ctx context.Context, id int64) error {
 					return &Error{Code: 1105, Msg: fmt.Sprintf("%s job with %d columns", j.Type, len(j.Columns))}
 				}
 				change := AddColumnTo
-				if j.Type == JobModifyColumn {
+				switch j.Type {
+				case JobModifyColumn:
 					change = ModifyColumnIn
+				case JobDropColumn:
+					change = DropColumnFrom
 				}
 				if err := change(t, j.Columns[0]); err != nil {
 					return err

@@ -339,7 +339,7 @@ func (m *Manager) Cancel(id int64) error {
 		if j.State == JobRollingBack {
 			return fmt.Errorf("job %d is already rolling back", id)
 		}
-		if (j.Type == JobAddIndex || j.Type == JobAddColumn || j.Type == JobModifyColumn) && j.SchemaState == catalog.StatePublic {
+		if (j.Type == JobAddIndex || j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && j.SchemaState == catalog.StatePublic {
 			return fmt.Errorf("job %d is almost done and can't be cancelled now", id)
 		}
 		if j.Type == JobDropIndex && j.SchemaState != catalog.StatePublic {
@@ -410,7 +410,7 @@ func (m *Manager) Pause(id int64) error {
 		if j.Type == JobDropIndex {
 			return fmt.Errorf("job %d drops an index and can't be paused", id)
 		}
-		if j.Type == JobAddColumn || j.Type == JobModifyColumn {
+		if j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn {
 			return fmt.Errorf("job %d changes a column instantly and can't be paused", id)
 		}
 		if j.State == JobPaused || j.PauseRequested {

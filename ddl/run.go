@@ -38,7 +38,7 @@ func (m *Manager) run(id int64) {
 	switch j, _ := m.snapshot(id); j.Type {
 	case JobDropIndex:
 		run = m.runDropIndex
-	case JobAddColumn, JobModifyColumn:
+	case JobAddColumn, JobModifyColumn, JobDropColumn:
 		run = m.runAddColumn
 	}
 	err := run(ctx, id)

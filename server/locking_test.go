@@ -246,6 +246,11 @@ func TestConcurrentIncrements(t *testing.T) {
 				return
 			}
 			defer c.Close()
+			// A wait this long means a lock nobody lets go of.
+			if _, err := c.ExecContext(context.Background(), "SET innodb_lock_wait_timeout = 10"); err != nil {
+				errs <- err
+				return
+			}
 			for i := 0; i < rounds; i++ {
 				for _, q := range []string{"BEGIN", "UPDATE t SET v = v + 1 WHERE id = 1", "UPDATE t SET v = v + 1 WHERE id = 2", "COMMIT", "UPDATE t SET v = v + 1 WHERE id = 3"} {
 					if _, err := c.ExecContext(context.Background(), q); err != nil {

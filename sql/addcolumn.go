@@ -167,7 +167,3 @@ func originValue(ctx *gms.Context, col *gms.Column) (any, error) {
 	return toCanonical(kindOf(col.Type), cv)
 }
 
-// DropColumn implements sql.AlterableTable; only ADD COLUMN is supported.
-func (t *Table) DropColumn(*gms.Context, string) error {
-	return notInstant("ALTER TABLE ... DROP COLUMN")
-}

@@ -3,11 +3,13 @@ package sql
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/reorgdb/reorgdb/catalog"
@@ -84,6 +86,13 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		if col.Type, err = ct.WithNewCollation(t.Collation()); err != nil {
 			return err
 		}
+	}
+	inPK := old.ID == cur.HandleColumn || slices.Contains(cur.PKColumns, old.ID)
+	switch {
+	case inPK && col.Nullable:
+		return mysql.NewSQLError(mysql.ERPrimaryCantHaveNull, "42000", "All parts of a PRIMARY KEY must be NOT NULL; if you need NULL in a key, use UNIQUE instead")
+	case col.PrimaryKey && !inPK:
+		return notInstant("ALTER TABLE ... MODIFY COLUMN ... PRIMARY KEY (changing the primary key)")
 	}
 	i := t.m.schema.IndexOfColName(name)
 	if err := instantChange(cur, old, t.m.schema[i], col); err != nil {
@@ -179,4 +188,38 @@ var intRank = map[query.Type]int{
 func mentions(expr, name string) bool {
 	re := regexp.MustCompile("(?i)(^|[^a-z0-9_$])`?" + regexp.QuoteMeta(name) + "`?($|[^a-z0-9_$])")
 	return re.MatchString(expr)
+}
+
+// DropColumn implements sql.AlterableTable: an instant DROP COLUMN of a
+// column no index contains (ddl.JobDropColumn).
+func (t *Table) DropColumn(ctx *gms.Context, name string) error {
+	e := t.db.e
+	cur, ok := e.cat.Current().TableByID(t.m.def.ID)
+	if !ok {
+		return gms.ErrTableNotFound.New(t.m.def.Name)
+	}
+	old, _ := cur.ColumnByName(name)
+	if old == nil {
+		return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", name)
+	}
+	for _, c := range cur.Columns {
+		if c.Generated != "" && c.ID != old.ID && mentions(c.Generated, old.Name) {
+			return mysql.NewSQLError(3108, "HY000", "Column '%s' has a generated column dependency.", old.Name)
+		}
+	}
+	spec := ddl.ColumnSpec{Of: old.Name}
+	scratch := cur.Clone()
+	if err := ddl.DropColumnFrom(scratch, spec); err != nil {
+		return ddlToSQLError(err)
+	}
+	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
+		return err
+	}
+	return ddlToSQLError(e.outsideMDL(ctx, func() error {
+		id, err := e.DDL.SubmitDropColumn(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
+		if err != nil {
+			return err
+		}
+		return e.DDL.Wait(ctx, id)
+	}))
 }

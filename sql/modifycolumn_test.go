@@ -85,6 +85,8 @@ func TestModifyColumnRefused(t *testing.T) {
 		{"ALTER TABLE t RENAME COLUMN a TO b", 1235, "generated column g"},
 		{"ALTER TABLE t RENAME COLUMN s TO id", 1060, "Duplicate column name"},
 		{"ALTER TABLE t MODIFY nosuch INT", 1054, "nosuch"},
+		{"ALTER TABLE t MODIFY id INT NULL", 1171, "PRIMARY KEY must be NOT NULL"},
+		{"ALTER TABLE t MODIFY a INT PRIMARY KEY", 0, ""},
 		{"ALTER TABLE t ALTER COLUMN s SET DEFAULT 'much too long for ten'", 1067, "Invalid default value for 's'"},
 	} {
 		_, err := db.Exec(c.q)
@@ -98,4 +100,50 @@ func TestModifyColumnRefused(t *testing.T) {
 	}
 	mustExec(t, db, "INSERT INTO t (id, a) VALUES (2, 2)")
 	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,1,p,2,c", "2,2,x,3,NULL")
+}
+
+// TestDropColumnInstant: DROP COLUMN of a column no index holds changes
+// only the catalog; old rows keep the value under an ID nobody reads, a
+// column added later with the same name starts empty, and what cannot be
+// dropped is refused with MySQL's errors and changes nothing.
+func TestDropColumnInstant(t *testing.T) {
+	dir := t.TempDir()
+	s := testserver.StartDir(t, dir)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(10), g INT AS (a + 1) STORED, c INT, KEY kc (c))")
+	mustExec(t, db, "INSERT INTO t (id, a, b, c) VALUES (1, 1, 'one', 10), (2, 2, 'two', 20)")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE t DROP COLUMN nosuch", 1091, "Can't DROP 'nosuch'"},
+		{"ALTER TABLE t DROP COLUMN c", 1235, "drop index kc first"},
+		{"ALTER TABLE t DROP COLUMN id", 1235, "PRIMARY"},
+		{"ALTER TABLE t DROP COLUMN a", 3108, "generated column dependency"},
+	} {
+		_, err := db.Exec(c.q)
+		if err == nil || errCode(err) != c.code || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: got %v, want %d %q", c.q, err, c.code, c.msg)
+		}
+	}
+	mustExec(t, db, "ALTER TABLE t DROP COLUMN b")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,1,2,10", "2,2,3,20")
+	mustExec(t, db, "INSERT INTO t (id, a, c) VALUES (3, 3, 30)")
+	mustExec(t, db, "UPDATE t SET a = 5 WHERE id = 1")
+	mustExec(t, db, "ALTER TABLE t ADD COLUMN b VARCHAR(10)")
+	expectRows(t, db, "SELECT id, b FROM t ORDER BY id", "1,NULL", "2,NULL", "3,NULL")
+	mustExec(t, db, "ALTER TABLE t DROP INDEX kc")
+	mustExec(t, db, "ALTER TABLE t DROP c")
+	expectRows(t, db, "SELECT job_type, state FROM information_schema.ddl_jobs WHERE job_type = 'drop column' LIMIT 1", "drop column,synced")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = testserver.StartDir(t, dir).DB("app")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,5,6,NULL", "2,2,3,NULL", "3,3,4,NULL")
+	mustExec(t, db, "CREATE TABLE one (x INT)")
+	_, err := db.Exec("ALTER TABLE one DROP COLUMN x")
+	expectErr(t, err, 1090, "use DROP TABLE instead")
 }
