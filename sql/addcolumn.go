@@ -166,4 +166,3 @@ func originValue(ctx *gms.Context, col *gms.Column) (any, error) {
 	}
 	return toCanonical(kindOf(col.Type), cv)
 }
-
