@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Side-by-side sysbench benchmark of ReorgDB and MariaDB on this machine.
-#   scripts/bench-sysbench.sh [rows] [seconds] [threads]
+#   scripts/bench-sysbench.sh [rows] [seconds] [threads] [extra-threads...]
+# Runs the seven OLTP workloads at [threads], then oltp_read_write at each
+# of [extra-threads] (e.g. 16 64) for its error count, on each server.
 # Prints one Markdown table; needs sysbench and mariadb-server (apt-get).
 set -euo pipefail
 ROWS=${1:-2000000}
 SECS=${2:-60}
 THREADS=${3:-4}
+shift 3 || true
+EXTRA=("$@")
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-bench.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; cp "$WORK"/*.log /tmp/ 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -33,15 +37,21 @@ run_suite() {
   sysbench oltp_read_write "${sb[@]}" prepare >/dev/null
   t1=$(date +%s.%N)
   printf '| %s | prepare %s rows | %.1f s | | | | |\n' "$name" "$ROWS" "$(echo "$t1 - $t0" | bc)"
-  for wl in oltp_point_select oltp_read_only oltp_read_write; do
+  local runs=()
+  for wl in oltp_point_select oltp_read_only oltp_read_write oltp_update_index oltp_update_non_index oltp_delete oltp_insert; do
+    runs+=("$wl:$THREADS")
+  done
+  for th in "${EXTRA[@]}"; do runs+=("oltp_read_write:$th"); done
+  for run in "${runs[@]}"; do
+    local wl=${run%%:*} th=${run##*:}
     local out
-    out=$(sysbench "$wl" "${sb[@]}" --threads="$THREADS" --time="$SECS" --report-interval=0 run)
+    out=$(sysbench "$wl" "${sb[@]}" --threads="$th" --time="$SECS" --report-interval=0 run)
     local tps qps p95 errs
     tps=$(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p')
     qps=$(echo "$out" | sed -n 's/.*queries: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p')
     p95=$(echo "$out" | sed -n 's/.*95th percentile: *\([0-9.]*\).*/\1/p')
     errs=$(echo "$out" | sed -n 's/.*ignored errors: *\([0-9]*\).*/\1/p')
-    printf '| %s | %s | | %s | %s | %s | %s |\n' "$name" "$wl" "$tps" "$qps" "$p95" "$errs"
+    printf '| %s | %s, %s threads | | %s | %s | %s | %s |\n' "$name" "$wl" "$th" "$tps" "$qps" "$p95" "$errs"
   done
   printf '| %s | peak RSS | %s MiB | | | | |\n' "$name" "$(peak_rss_mib "$pid")"
 }
