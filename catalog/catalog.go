@@ -14,10 +14,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/reorgdb/reorgdb/kv"
 )
@@ -116,11 +118,36 @@ type Table struct {
 	NextIndexID  int64    `json:"next_index_id"`
 }
 
-// Database is a schema namespace.
+// Database is a schema namespace, with the stored objects that live in it.
 type Database struct {
-	ID        int64  `json:"id"`
-	Name      string `json:"name"`
-	Collation string `json:"collation,omitempty"`
+	ID         int64    `json:"id"`
+	Name       string   `json:"name"`
+	Collation  string   `json:"collation,omitempty"`
+	Views      []Object `json:"views,omitempty"`
+	Triggers   []Object `json:"triggers,omitempty"`
+	Procedures []Object `json:"procedures,omitempty"`
+}
+
+// Object is a view, trigger or stored procedure: go-mysql-server parses
+// and runs it, the catalog keeps its text. Names are unique per kind and
+// database, compared case-insensitively.
+type Object struct {
+	Name string `json:"name"`
+	// Create is the CREATE statement; Body a view's SELECT.
+	Create   string    `json:"create"`
+	Body     string    `json:"body,omitempty"`
+	SQLMode  string    `json:"sql_mode,omitempty"`
+	Created  time.Time `json:"created"`
+	Modified time.Time `json:"modified"`
+}
+
+// Clone returns a copy of db that can be changed without changing db.
+func (db *Database) Clone() *Database {
+	c := *db
+	c.Views = slices.Clone(db.Views)
+	c.Triggers = slices.Clone(db.Triggers)
+	c.Procedures = slices.Clone(db.Procedures)
+	return &c
 }
 
 // ColumnByName finds a column case-insensitively.
@@ -369,6 +396,13 @@ func (ch *Change) CreateDatabase(name, collation string) (*Database, error) {
 	ch.s.dbs[strings.ToLower(name)] = db
 	ch.dirtyDB[strings.ToLower(name)] = db
 	return db, nil
+}
+
+// PutDatabase replaces the definition of an existing database (same ID
+// and name) with db, which must not be shared with an earlier version.
+func (ch *Change) PutDatabase(db *Database) {
+	ch.s.dbs[strings.ToLower(db.Name)] = db
+	ch.dirtyDB[strings.ToLower(db.Name)] = db
 }
 
 // DropDatabase removes a database and its tables; it returns the dropped tables.

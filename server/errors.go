@@ -233,6 +233,21 @@ var kindErrors = []kindError{
 		col, _, row := columnAndRow(st, "", "", typePrefix("decimal"))
 		return sqlErr(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
 	}),
+	byKind(gms.ErrExistingView, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERTableExists, "42S01", "Table '%s' already exists", a[1])
+	}),
+	byKind(gms.ErrViewDoesNotExist, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERBadTable, "42S02", "Unknown table '%s.%s'", a[0], a[1])
+	}),
+	byKind(gms.ErrStoredProcedureAlreadyExists, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1304, "42000", "PROCEDURE %s already exists", a[0])
+	}),
+	byKind(gms.ErrStoredProcedureDoesNotExist, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1305, "42000", "PROCEDURE %s does not exist", a[0])
+	}),
+	byKind(gms.ErrTriggerDoesNotExist, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1360, "HY000", "Trigger does not exist")
+	}),
 	byKind(gms.ErrIncompatibleDefaultType, func(_ []string, st *stmtInfo) error {
 		col := ""
 		if st != nil {

@@ -171,14 +171,9 @@ func (d *Database) GetCollation(*gms.Context) gms.CollationID {
 }
 
 func (d *Database) SetCollation(ctx *gms.Context, collation gms.CollationID) error {
-	return d.e.ddl(ctx, func(ch *catalog.Change, _ *kv.Txn) error {
-		db, ok := ch.Schema().Database(d.def.Name)
-		if !ok {
-			return gms.ErrDatabaseNotFound.New(d.def.Name)
-		}
-		ch.DropDatabase(db.Name)
-		_, err := ch.CreateDatabase(db.Name, collation.Name())
-		return err
+	return d.updateDef(ctx, func(db *catalog.Database) error {
+		db.Collation = collation.Name()
+		return nil
 	})
 }
 
@@ -377,64 +372,6 @@ func (d *Database) RenameTable(ctx *gms.Context, oldName, newName string) error 
 		ch.PutTable(nt)
 		return nil
 	})
-}
-
-var _ gms.ViewDatabase = (*Database)(nil)
-
-// CreateView implements sql.ViewDatabase; views are not stored yet.
-func (d *Database) CreateView(*gms.Context, string, string, string) error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'views'")
-}
-
-// DropView implements sql.ViewDatabase.
-func (d *Database) DropView(_ *gms.Context, name string) error {
-	return gms.ErrViewDoesNotExist.New(d.def.Name, name)
-}
-
-// GetViewDefinition implements sql.ViewDatabase.
-func (d *Database) GetViewDefinition(*gms.Context, string) (gms.ViewDefinition, bool, error) {
-	return gms.ViewDefinition{}, false, nil
-}
-
-// AllViews implements sql.ViewDatabase.
-func (d *Database) AllViews(*gms.Context) ([]gms.ViewDefinition, error) { return nil, nil }
-
-var (
-	_ gms.TriggerDatabase         = (*Database)(nil)
-	_ gms.StoredProcedureDatabase = (*Database)(nil)
-)
-
-// GetTriggers implements sql.TriggerDatabase; triggers are not stored yet.
-func (d *Database) GetTriggers(*gms.Context) ([]gms.TriggerDefinition, error) { return nil, nil }
-
-// CreateTrigger implements sql.TriggerDatabase.
-func (d *Database) CreateTrigger(*gms.Context, gms.TriggerDefinition) error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'triggers'")
-}
-
-// DropTrigger implements sql.TriggerDatabase.
-func (d *Database) DropTrigger(_ *gms.Context, name string) error {
-	return gms.ErrTriggerDoesNotExist.New(name)
-}
-
-// GetStoredProcedure implements sql.StoredProcedureDatabase.
-func (d *Database) GetStoredProcedure(*gms.Context, string) (gms.StoredProcedureDetails, bool, error) {
-	return gms.StoredProcedureDetails{}, false, nil
-}
-
-// GetStoredProcedures implements sql.StoredProcedureDatabase.
-func (d *Database) GetStoredProcedures(*gms.Context) ([]gms.StoredProcedureDetails, error) {
-	return nil, nil
-}
-
-// SaveStoredProcedure implements sql.StoredProcedureDatabase.
-func (d *Database) SaveStoredProcedure(*gms.Context, gms.StoredProcedureDetails) error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'stored procedures'")
-}
-
-// DropStoredProcedure implements sql.StoredProcedureDatabase.
-func (d *Database) DropStoredProcedure(_ *gms.Context, name string) error {
-	return gms.ErrStoredProcedureDoesNotExist.New(name)
 }
 
 // precheckCreateTable validates the parts of a CREATE TABLE statement that

@@ -46,7 +46,11 @@ type Session struct {
 	*gms.BaseSession
 	e   *Engine
 	cur *Transaction // the open transaction, which go-mysql-server may drop without a rollback
-	st  *stmtState
+	// outer are autocommit transactions go-mysql-server set aside, open,
+	// to run a CALL's statements in transactions of their own; it puts
+	// them back when the CALL ends (see StartTransaction).
+	outer []*Transaction
+	st    *stmtState
 	// endAlter ends the registration of the statement's ALTER (see
 	// Engine.beginAlter) when the command ends.
 	endAlter []func()
@@ -127,6 +131,7 @@ func (s *Session) CommandBegin() error { return nil }
 // without rolling it back; release it here so it holds no snapshot.
 func (s *Session) CommandEnd() {
 	s.endAlters()
+	s.endOuter()
 	if s.cur != nil && !s.cur.done {
 		if tx, ok := s.GetTransaction().(*Transaction); !ok || tx != s.cur {
 			s.cur.rollback()
@@ -140,6 +145,28 @@ func (s *Session) CommandEnd() {
 			s.SetTransaction(nil)
 		}
 	}
+}
+
+// endOuter makes the transaction go-mysql-server went back to after a
+// CALL the current one again, and rolls back any set aside that it did
+// not go back to.
+func (s *Session) endOuter() {
+	if len(s.outer) == 0 {
+		return
+	}
+	gtx, _ := s.GetTransaction().(*Transaction)
+	for _, t := range s.outer {
+		switch {
+		case t == gtx && !t.done:
+			if s.cur != nil && s.cur != t && !s.cur.done {
+				s.cur.rollback()
+			}
+			s.setCur(t)
+		case !t.done:
+			t.rollback()
+		}
+	}
+	s.outer = nil
 }
 
 func (s *Session) autocommit() bool {
@@ -162,6 +189,10 @@ func (s *Session) autocommit() bool {
 // disconnects mid-transaction has it rolled back.
 func (s *Session) SessionEnd() {
 	s.endAlters()
+	for _, t := range s.outer {
+		t.rollback()
+	}
+	s.outer = nil
 	if s.cur != nil {
 		s.cur.rollback()
 		s.setCur(nil)
@@ -177,8 +208,16 @@ func (s *Session) endAlters() {
 
 // StartTransaction implements sql.TransactionSession.
 func (s *Session) StartTransaction(ctx *gms.Context, tc gms.TransactionCharacteristic) (gms.Transaction, error) {
-	if s.cur != nil {
-		s.cur.rollback()
+	if s.cur != nil && !s.cur.done {
+		// go-mysql-server clears the session's transaction without
+		// ending it only around a CALL. The statements of a procedure
+		// called inside BEGIN (or with autocommit off) belong to that
+		// transaction, as in MySQL; an autocommit CALL's own transaction
+		// waits for the CALL to end, each statement in it autocommits.
+		if s.GetIgnoreAutoCommit() || !s.autocommit() {
+			return s.cur, nil
+		}
+		s.outer = append(s.outer, s.cur)
 	}
 	if s.killed.Load() {
 		// The statement was killed before it began its transaction: it
