@@ -29,8 +29,9 @@ import (
 
 // ErrFastFallback is returned by a fast node that cannot serve the
 // statement after all (the schema changed under it, a privilege check
-// failed): the caller runs the statement through go-mysql-server instead.
-// The node has read and written nothing when it returns it.
+// failed, a value go-mysql-server converts with an error or warning): the
+// caller runs the statement through go-mysql-server instead. The node has
+// written nothing when it returns it.
 var ErrFastFallback = errors.New("reorgdb: fast path does not apply")
 
 // FastStmt is a prepared statement of one of the shapes
@@ -38,6 +39,9 @@ var ErrFastFallback = errors.New("reorgdb: fast path does not apply")
 //	SELECT col[, col...] | * FROM [db.]t WHERE pk = ?
 //	SELECT [DISTINCT] col[, col...] | * FROM [db.]t WHERE pk BETWEEN ? AND ? [ORDER BY col [ASC|DESC]]
 //	SELECT SUM(col) FROM [db.]t WHERE pk BETWEEN ? AND ?
+//	UPDATE [db.]t SET col = col + N | col = ? WHERE pk = ?
+//	DELETE FROM [db.]t WHERE pk = ?
+//	INSERT INTO [db.]t (every column) VALUES (?, ...)
 //
 // where pk is the table's integer primary key (the row handle). It is
 // owned by one connection; it is not safe for concurrent use.
@@ -59,6 +63,8 @@ type FastStmt struct {
 	sum      bool   // SELECT SUM(cols[0]): its only result column
 	sumName  string // the result column's name, as written
 	sumArg   *gms.Column
+
+	dml *fastDML // a write statement (fastpath_dml.go)
 
 	// resolved for one table definition
 	m      *tableMeta
@@ -93,7 +99,10 @@ func parseFast(query string) *FastStmt {
 		return nil
 	}
 	sel, ok := stmt.(*sqlparser.Select)
-	if !ok || len(sel.Comments) > 0 || sel.QueryOpts != (sqlparser.QueryOpts{Distinct: sel.QueryOpts.Distinct}) || sel.With != nil ||
+	if !ok {
+		return parseFastDML(stmt)
+	}
+	if len(sel.Comments) > 0 || sel.QueryOpts != (sqlparser.QueryOpts{Distinct: sel.QueryOpts.Distinct}) || sel.With != nil ||
 		sel.GroupBy != nil || sel.Having != nil || sel.Window != nil ||
 		sel.Limit != nil || sel.Lock != "" || sel.Into != nil || sel.Where == nil ||
 		sel.Where.Type != sqlparser.WhereStr || len(sel.From) != 1 || len(sel.SelectExprs) == 0 {
@@ -248,6 +257,13 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 	if m == fs.m && db == fs.dbUsed {
 		return nil
 	}
+	if fs.dml != nil {
+		if err := fs.resolveDML(d, m); err != nil {
+			return err
+		}
+		fs.m, fs.dbUsed = m, db
+		return nil
+	}
 	if m.handlePos < 0 || !strings.EqualFold(m.schema[m.handlePos].Name, fs.key) {
 		return ErrFastFallback
 	}
@@ -306,6 +322,9 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 // when a parameter is not one the fast path converts exactly as
 // go-mysql-server would; the statement then takes the slow path.
 func (fs *FastStmt) Bind(vars map[string]*querypb.BindVariable) (node gms.Node, ok bool) {
+	if fs.dml != nil {
+		return fs.bindDML(vars)
+	}
 	if !fs.between {
 		if len(vars) != 1 {
 			return nil, false

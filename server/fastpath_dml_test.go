@@ -1,0 +1,425 @@
+package server_test
+
+import (
+	"database/sql"
+	"encoding/binary"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reorgdb/reorgdb/internal/testserver"
+)
+
+// execArgs runs prepared statement id with parameters sent as a client
+// library sends them: int64 as LONGLONG, uint64 as unsigned LONGLONG,
+// string as STRING, nil as NULL.
+func (rc *rawConn) execArgs(id uint32, args ...any) rawResult {
+	rc.t.Helper()
+	var b []byte
+	b = binary.LittleEndian.AppendUint32(b, id)
+	b = append(b, 0) // no cursor
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	if len(args) > 0 {
+		null := make([]byte, (len(args)+7)/8)
+		var typ, val []byte
+		for i, a := range args {
+			switch x := a.(type) {
+			case nil:
+				null[i/8] |= 1 << (i % 8)
+				typ = append(typ, 6, 0)
+			case int:
+				typ = append(typ, 8, 0)
+				val = binary.LittleEndian.AppendUint64(val, uint64(x))
+			case int64:
+				typ = append(typ, 8, 0)
+				val = binary.LittleEndian.AppendUint64(val, uint64(x))
+			case uint64:
+				typ = append(typ, 8, 0x80)
+				val = binary.LittleEndian.AppendUint64(val, x)
+			case string:
+				typ = append(typ, 0xfe, 0)
+				if len(x) >= 251 {
+					rc.t.Fatalf("execArgs: string of %d bytes", len(x))
+				}
+				val = append(append(val, byte(len(x))), x...)
+			default:
+				rc.t.Fatalf("execArgs: %T", a)
+			}
+		}
+		b = append(b, null...)
+		b = append(b, 1) // new params bound
+		b = append(b, typ...)
+		b = append(b, val...)
+	}
+	rc.command(comStmtExecute, b)
+	return rc.readBinaryResult()
+}
+
+// outcome is what a client sees of one write, and the session values it
+// leaves.
+type outcome struct {
+	Err      string
+	Affected uint64
+	InsertID uint64
+	Info     string
+	Warnings uint16
+	Status   uint16
+	After    string // ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID()
+}
+
+func outcomeOf(r rawResult) outcome {
+	o := outcome{Affected: r.affected, InsertID: r.insertID, Info: r.info, Warnings: r.warnings, Status: r.status}
+	if r.err != nil {
+		o = outcome{Err: r.err.Error()}
+	}
+	return o
+}
+
+func textRows(rc *rawConn, q string) string {
+	rc.t.Helper()
+	r := rc.mustQuery(q)
+	var b strings.Builder
+	for _, row := range r.rows {
+		for i, v := range row {
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			if v == nil {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(*v)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// dmlPair runs the same prepared writes on two databases holding the same
+// data: on db "fa" with the fast path on, on db "sl" with it off.
+type dmlPair struct {
+	t        *testing.T
+	s        *testserver.Server
+	fast     *rawConn
+	slow     *rawConn
+	fastStmt map[string]uint32
+	slowStmt map[string]uint32
+}
+
+func newDMLPair(t *testing.T, s *testserver.Server, caps uint32, setup ...string) *dmlPair {
+	root := dialRaw(t, s.Addr(), "")
+	root.mustQuery("CREATE DATABASE IF NOT EXISTS fa")
+	root.mustQuery("CREATE DATABASE IF NOT EXISTS sl")
+	p := &dmlPair{t: t, s: s, fast: dialRawCaps(t, s.Addr(), "fa", caps), slow: dialRawCaps(t, s.Addr(), "sl", caps),
+		fastStmt: map[string]uint32{}, slowStmt: map[string]uint32{}}
+	for _, q := range setup {
+		p.fast.mustQuery(q)
+		p.slow.mustQuery(q)
+	}
+	return p
+}
+
+func (p *dmlPair) prepare(q string) {
+	p.t.Helper()
+	for _, side := range []struct {
+		rc *rawConn
+		m  map[string]uint32
+	}{{p.fast, p.fastStmt}, {p.slow, p.slowStmt}} {
+		id, _, err := side.rc.prepare(q)
+		if err != nil {
+			p.t.Fatalf("prepare %s: %v", q, err)
+		}
+		side.m[q] = id
+	}
+}
+
+// exec runs q on both sides and fails unless the clients see the same;
+// it returns the outcome and whether the fast path served it.
+func (p *dmlPair) exec(q string, args ...any) (outcome, bool) {
+	p.t.Helper()
+	if _, ok := p.fastStmt[q]; !ok {
+		p.prepare(q)
+	}
+	const after = "SELECT ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID()"
+	h0 := p.s.FastPathHits()
+	fast := outcomeOf(p.fast.execArgs(p.fastStmt[q], args...))
+	hit := p.s.FastPathHits() > h0
+	fast.After = textRows(p.fast, after)
+	p.s.SetFastPath(false)
+	slow := outcomeOf(p.slow.execArgs(p.slowStmt[q], args...))
+	p.s.SetFastPath(true)
+	slow.After = textRows(p.slow, after)
+	if !reflect.DeepEqual(fast, slow) {
+		p.t.Fatalf("%s %v:\nfast path (hit=%v) %+v\nslow path %+v", q, args, hit, fast, slow)
+	}
+	return fast, hit
+}
+
+// query runs a text statement on both sides.
+func (p *dmlPair) query(q string) {
+	p.t.Helper()
+	f, s := outcomeOf(p.fast.query(q)), outcomeOf(p.slow.query(q))
+	if !reflect.DeepEqual(f, s) {
+		p.t.Fatalf("%s:\nfast side %+v\nslow side %+v", q, f, s)
+	}
+}
+
+// same fails unless both databases hold the same rows, and their indexes
+// match their rows.
+func (p *dmlPair) same(table string) {
+	p.t.Helper()
+	for _, q := range []string{
+		"SELECT * FROM " + table + " ORDER BY 1",
+		// through each index, so that an entry missing or left over shows
+		"SELECT k, id FROM " + table + " FORCE INDEX (k_idx) ORDER BY k, id",
+		"SELECT c, id FROM " + table + " FORCE INDEX (c_idx) ORDER BY c, id",
+	} {
+		f, s := textRows(p.fast, q), textRows(p.slow, q)
+		if f != s {
+			p.t.Fatalf("%s:\nfast side:\n%s\nslow side:\n%s", q, f, s)
+		}
+	}
+	for _, db := range []string{"fa", "sl"} {
+		if err := p.s.Engine().CheckTable(db, table); err != nil {
+			p.t.Fatalf("ADMIN CHECK TABLE %s.%s: %v", db, table, err)
+		}
+	}
+}
+
+const dmlTable = `CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, k INT NOT NULL DEFAULT 0, c CHAR(10) NOT NULL DEFAULT '',
+	pad VARCHAR(5), u TINYINT UNSIGNED, KEY k_idx (k), UNIQUE KEY c_idx (c))`
+
+const dmlRows = `INSERT INTO t VALUES (1, 10, 'one', 'p1', 1), (2, 20, 'two', NULL, NULL), (3, 2147483647, 'three', '', 255), (5, 50, 'five', 'x', 0)`
+
+// TestFastPathWrites: sysbench's prepared UPDATE, DELETE and INSERT give
+// what go-mysql-server gives — OK packets (affected rows, insert id, info
+// string, status), ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID(), errors —
+// and leave the same rows and consistent indexes, in autocommit and in
+// explicit transactions; shapes and values outside the fast path's reach
+// go to go-mysql-server.
+func TestFastPathWrites(t *testing.T) {
+	s := testserver.Start(t)
+	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
+	const (
+		incr   = "UPDATE t SET k=k+1 WHERE id=?"
+		setC   = "UPDATE t SET c=? WHERE id=?"
+		setPad = "UPDATE t SET pad = ? WHERE id = ?"
+		setU   = "UPDATE t SET u=? WHERE id=?"
+		setK   = "UPDATE t SET k=? WHERE id=?"
+		del    = "DELETE FROM t WHERE id=?"
+		ins    = "INSERT INTO t (id, k, c, pad, u) VALUES (?, ?, ?, ?, ?)"
+		insOrd = "INSERT INTO t (c, id, u, pad, k) VALUES (?, ?, ?, ?, ?)"
+	)
+	type step struct {
+		q    string
+		args []any
+		hit  bool   // served by the fast path
+		err  string // part of the error, "" = none
+	}
+	steps := []step{
+		{incr, []any{1}, true, ""},
+		{incr, []any{"2"}, true, ""},
+		{incr, []any{4}, true, ""}, // no row
+		{incr, []any{nil}, true, ""},
+		{incr, []any{3}, false, "1264"}, // INT overflow: go-mysql-server's error
+		{setC, []any{"uno", 1}, true, ""},
+		{setC, []any{"uno", 1}, true, ""},     // matched, not changed
+		{setC, []any{"UNO", 1}, true, ""},     // equal under the collation: not changed, as in go-mysql-server
+		{setC, []any{"two", 1}, true, "1062"}, // duplicate in c_idx
+		{setC, []any{"much too long", 1}, false, "1406"},
+		{setC, []any{nil, 1}, false, "1048"},
+		{setC, []any{7, 1}, false, ""}, // a number into a string column
+		{setPad, []any{nil, 1}, true, ""},
+		{setPad, []any{"ab", 2}, true, ""},
+		{setPad, []any{"abcdef", 2}, false, "1406"},
+		{setU, []any{256, 5}, false, "1264"},
+		{setU, []any{-1, 5}, false, "1264"},
+		{setU, []any{200, 5}, true, ""},
+		{setU, []any{uint64(7), 5}, true, ""},
+		{setU, []any{"9", 5}, false, ""}, // a string into a number column
+		{setK, []any{int64(1) << 40, 5}, false, "1264"},
+		{setK, []any{-7, 5}, true, ""},
+		{del, []any{5}, true, ""},
+		{del, []any{5}, true, ""}, // gone
+		{del, []any{nil}, true, ""},
+		{ins, []any{5, 55, "cinq", "p", 3}, true, ""},
+		{ins, []any{6, 66, "six", nil, nil}, true, ""},
+		{ins, []any{7, 77, "six", nil, nil}, true, "1062"},  // c_idx
+		{ins, []any{6, 66, "sixx", nil, nil}, true, "1062"}, // PRIMARY
+		{ins, []any{8, nil, "eight", nil, nil}, false, "1048"},
+		{ins, []any{8, 1, "much too long", nil, nil}, false, "1406"},
+		{ins, []any{8, 1, "eight", nil, 300}, false, "1264"},
+		{ins, []any{nil, 1, "nine", nil, nil}, false, ""}, // AUTO_INCREMENT generates
+		{ins, []any{0, 1, "ten", nil, nil}, false, ""},
+		{ins, []any{100, 1, "hundred", nil, nil}, true, ""},
+		{ins, []any{nil, 1, "next", nil, nil}, false, ""}, // 101: the counter moved past 100
+		{insOrd, []any{"ord", 200, 4, "q", 2}, true, ""},
+		{incr, []any{200}, true, ""},
+	}
+	run := func(steps []step) {
+		t.Helper()
+		for _, st := range steps {
+			o, hit := p.exec(st.q, st.args...)
+			if hit != st.hit {
+				t.Errorf("%s %v: fast path served=%v, want %v (%+v)", st.q, st.args, hit, st.hit, o)
+			}
+			if st.err == "" && o.Err != "" || st.err != "" && !strings.Contains(o.Err, st.err) {
+				t.Errorf("%s %v: %+v, want error %q", st.q, st.args, o, st.err)
+			}
+		}
+	}
+	run(steps)
+	p.same("t")
+
+	// In a transaction: a failed statement leaves the transaction as it
+	// was, and the transaction's changes are seen and rolled back.
+	p.query("BEGIN")
+	run([]step{
+		{incr, []any{1}, true, ""},
+		{setC, []any{"two", 1}, true, "1062"},
+		{ins, []any{300, 3, "trois", nil, nil}, true, ""},
+		{ins, []any{301, 3, "trois", nil, nil}, true, "1062"},
+		{del, []any{2}, true, ""},
+		{setC, []any{"deux", 2}, true, ""}, // deleted in this transaction
+	})
+	p.query("ROLLBACK")
+	p.same("t")
+	p.query("BEGIN")
+	run([]step{
+		{incr, []any{1}, true, ""},
+		{ins, []any{300, 3, "trois", nil, nil}, true, ""},
+		{del, []any{2}, true, ""},
+		{ins, []any{2, 3, "deux", nil, nil}, true, ""},
+	})
+	p.query("COMMIT")
+	p.same("t")
+
+	// autocommit off: the statements open a transaction that COMMIT ends
+	p.query("SET autocommit = 0")
+	run([]step{
+		{incr, []any{300}, true, ""},
+		{del, []any{300}, true, ""},
+	})
+	p.query("ROLLBACK")
+	run([]step{{setPad, []any{"z", 300}, true, ""}})
+	p.query("COMMIT")
+	p.query("SET autocommit = 1")
+	p.same("t")
+
+	// A read-only transaction refuses the writes as go-mysql-server does.
+	p.query("START TRANSACTION READ ONLY")
+	run([]step{
+		{incr, []any{1}, false, "1792"},
+		{del, []any{1}, false, "1792"},
+		{ins, []any{400, 3, "quatre", nil, nil}, false, "1792"},
+	})
+	p.query("COMMIT")
+	p.same("t")
+
+	// Not the shapes: go-mysql-server serves them.
+	for _, q := range []string{
+		"UPDATE t SET k=k+1 WHERE k=?",
+		"UPDATE t SET k=k-1 WHERE id=?",
+		"UPDATE t SET k=k+1 WHERE id=? LIMIT 1",
+		"UPDATE IGNORE t SET k=k+1 WHERE id=?",
+		"UPDATE t SET id=id+1000 WHERE id=?",
+		"DELETE FROM t WHERE id=? LIMIT 1",
+		"DELETE FROM t WHERE k=?",
+	} {
+		if _, hit := p.exec(q, 1); hit {
+			t.Errorf("%s: served by the fast path", q)
+		}
+	}
+	if _, hit := p.exec("INSERT INTO t (id, k, c) VALUES (?, ?, ?)", 500, 5, "cinqcent"); hit {
+		t.Error("INSERT without every column: served by the fast path")
+	}
+	if _, hit := p.exec("REPLACE INTO t (id, k, c, pad, u) VALUES (?, ?, ?, ?, ?)", 500, 5, "cinqcent", nil, nil); hit {
+		t.Error("REPLACE: served by the fast path")
+	}
+	p.same("t")
+}
+
+// TestFastPathWritesFoundRows: with CLIENT_FOUND_ROWS an UPDATE counts the
+// rows it matched as affected, without it the rows it changed, as in
+// go-mysql-server. (vitess sends no info string in the OK packet of
+// COM_STMT_EXECUTE, so "Rows matched: ..." cannot be seen here.)
+func TestFastPathWritesFoundRows(t *testing.T) {
+	for _, c := range []struct {
+		caps               uint32
+		changed, unchanged uint64
+	}{{0, 1, 0}, {2 /* CLIENT_FOUND_ROWS */, 1, 1}} {
+		s := testserver.Start(t)
+		p := newDMLPair(t, s, c.caps, dmlTable, dmlRows)
+		for i, want := range []uint64{c.changed, c.unchanged} {
+			o, hit := p.exec("UPDATE t SET c=? WHERE id=?", "uno", 1)
+			if !hit || o.Err != "" || o.Affected != want || o.After != "1|1|0\n" && want == 1 || o.After != "0|1|0\n" && want == 0 {
+				t.Fatalf("caps %d, execution %d: %+v hit=%v, want %d affected", c.caps, i, o, hit, want)
+			}
+		}
+		o, hit := p.exec("UPDATE t SET c=? WHERE id=?", "none", 99)
+		if !hit || o.Affected != 0 || o.After != "0|0|0\n" {
+			t.Fatalf("caps %d, no row: %+v hit=%v", c.caps, o, hit)
+		}
+		p.same("t")
+	}
+}
+
+// TestFastPathWritesPrivileges: a user without the write privilege gets
+// go-mysql-server's refusal; one with it is served.
+func TestFastPathWritesPrivileges(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("fp")
+	for _, q := range []string{
+		`CREATE TABLE t (id INT PRIMARY KEY, k INT)`,
+		`INSERT INTO t VALUES (1, 1), (2, 2)`,
+		`CREATE USER 'ro'@'%' IDENTIFIED BY 'pw'`,
+		`GRANT SELECT ON fp.t TO 'ro'@'%'`,
+		`CREATE USER 'rw'@'%' IDENTIFIED BY 'pw'`,
+		`GRANT SELECT, UPDATE, DELETE, INSERT ON fp.t TO 'rw'@'%'`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, u := range []struct {
+		user    string
+		allowed bool
+	}{{"ro", false}, {"rw", true}} {
+		conn, err := sql.Open("mysql", strings.Replace(s.DSN("fp"), "root:", u.user+":pw", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []struct {
+			q    string
+			args []any
+		}{
+			{"UPDATE t SET k=k+1 WHERE id=?", []any{1}},
+			{"UPDATE t SET k=? WHERE id=?", []any{5, 1}},
+			{"DELETE FROM t WHERE id=?", []any{2}},
+			{"INSERT INTO t (id, k) VALUES (?, ?)", []any{2, 2}},
+		} {
+			st, err := conn.Prepare(q.q)
+			if err != nil {
+				if u.allowed {
+					t.Fatalf("%s: prepare %s: %v", u.user, q.q, err)
+				}
+				continue // refused at PREPARE already
+			}
+			h0 := s.FastPathHits()
+			_, err = st.Exec(q.args...)
+			hit := s.FastPathHits() > h0
+			if u.allowed && (err != nil || !hit) || !u.allowed && (err == nil || hit) {
+				t.Errorf("%s: %s: err=%v hit=%v", u.user, q.q, err, hit)
+			}
+			st.Close()
+		}
+		conn.Close()
+	}
+	var got string
+	if err := db.QueryRow("SELECT GROUP_CONCAT(CONCAT(id, ':', k) ORDER BY id) FROM t").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "1:5,2:2" { // rw: k+1, then k=5; id 2 deleted and inserted again
+		t.Fatalf("rows after: %s", got)
+	}
+}
