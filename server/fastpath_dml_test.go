@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"context"
 	"database/sql"
 	"encoding/binary"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reorgdb/reorgdb/internal/testserver"
 )
@@ -255,6 +260,10 @@ func TestFastPathWrites(t *testing.T) {
 		{ins, []any{nil, 1, "next", nil, nil}, false, ""}, // 101: the counter moved past 100
 		{insOrd, []any{"ord", 200, 4, "q", 2}, true, ""},
 		{incr, []any{200}, true, ""},
+		{"UPDATE t SET u=u+1 WHERE id=?", []any{1}, true, ""},
+		{"UPDATE t SET u=u+1 WHERE id=?", []any{2}, true, ""}, // NULL + 1: matched, not changed
+		{"UPDATE t SET u=u+1 WHERE id=?", []any{3}, false, "1264"},
+		{"UPDATE t SET t.u = t.u + 3 WHERE t.id = ?", []any{1}, true, ""},
 	}
 	run := func(steps []step) {
 		t.Helper()
@@ -415,6 +424,33 @@ func TestFastPathWritesPrivileges(t *testing.T) {
 		}
 		conn.Close()
 	}
+	// A privilege revoked after PREPARE: go-mysql-server refuses.
+	rw, err := sql.Open("mysql", strings.Replace(s.DSN("fp"), "root:", "rw:pw", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	rw.SetMaxOpenConns(1)
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range []string{"UPDATE t SET k=k+1 WHERE id=?", "DELETE FROM t WHERE id=?", "INSERT INTO t (id, k) VALUES (?, ?)"} {
+		if stmts[q], err = rw.Prepare(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec("REVOKE UPDATE, DELETE, INSERT ON fp.t FROM 'rw'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	for q, args := range map[string][]any{
+		"UPDATE t SET k=k+1 WHERE id=?":       {1},
+		"DELETE FROM t WHERE id=?":            {1},
+		"INSERT INTO t (id, k) VALUES (?, ?)": {3, 3},
+	} {
+		h0 := s.FastPathHits()
+		_, err := stmts[q].Exec(args...)
+		if err == nil || s.FastPathHits() != h0 {
+			t.Errorf("%s after REVOKE: err=%v, fast path served=%v", q, err, s.FastPathHits() != h0)
+		}
+	}
 	var got string
 	if err := db.QueryRow("SELECT GROUP_CONCAT(CONCAT(id, ':', k) ORDER BY id) FROM t").Scan(&got); err != nil {
 		t.Fatal(err)
@@ -422,4 +458,150 @@ func TestFastPathWritesPrivileges(t *testing.T) {
 	if got != "1:5,2:2" { // rw: k+1, then k=5; id 2 deleted and inserted again
 		t.Fatalf("rows after: %s", got)
 	}
+}
+
+// TestFastPathWritesConcurrentAddIndex: prepared writes served by the
+// fast path while indexes are built online keep the table and every index
+// in step (the editor maintains the indexes by their state), and each
+// row ends as its writer left it.
+func TestFastPathWritesConcurrentAddIndex(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("fp")
+	if _, err := db.Exec(`CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(30) NOT NULL, pad CHAR(10))`); err != nil {
+		t.Fatal(err)
+	}
+	const n, workers = 3000, 3
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "(%d,%d,'c%d','p')", i, i, i)
+	}
+	if _, err := db.Exec("INSERT INTO t VALUES " + b.String()); err != nil {
+		t.Fatal(err)
+	}
+	type state struct {
+		k       int
+		c       string
+		present bool
+	}
+	want := make([]state, n+1)
+	for i := 1; i <= n; i++ {
+		want[i] = state{k: i, c: fmt.Sprintf("c%d", i), present: true}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var writes atomic.Int64
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			conn, err := db.Conn(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			prep := func(q string) *sql.Stmt {
+				st, err := conn.PrepareContext(context.Background(), q)
+				if err != nil {
+					t.Error(err)
+				}
+				return st
+			}
+			incr, setC := prep("UPDATE t SET k=k+1 WHERE id=?"), prep("UPDATE t SET c=? WHERE id=?")
+			del, ins := prep("DELETE FROM t WHERE id=?"), prep("INSERT INTO t (id, k, c, pad) VALUES (?, ?, ?, ?)")
+			if t.Failed() {
+				return
+			}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// worker w owns the ids ≡ w (mod workers)
+				id := (i*7919)%(n/workers)*workers + w + 1
+				st := &want[id]
+				var err error
+				switch i % 4 {
+				case 0:
+					if _, err = incr.Exec(id); err == nil && st.present {
+						st.k++
+					}
+				case 1:
+					c := fmt.Sprintf("c%d-%d", id, i)
+					if _, err = setC.Exec(c, id); err == nil && st.present {
+						st.c = c
+					}
+				case 2:
+					if st.present {
+						if _, err = del.Exec(id); err == nil {
+							*st = state{}
+						}
+					} else if _, err = ins.Exec(id, -id, fmt.Sprintf("c%d-new%d", id, i), "x"); err == nil {
+						*st = state{k: -id, c: fmt.Sprintf("c%d-new%d", id, i), present: true}
+					}
+				case 3:
+					_, err = incr.Exec(id)
+					if err == nil && st.present {
+						st.k++
+					}
+				}
+				if err != nil {
+					t.Errorf("worker %d id %d: %v", w, id, err)
+					return
+				}
+				writes.Add(1)
+			}
+		}(w)
+	}
+	time.Sleep(200 * time.Millisecond)
+	h0 := s.FastPathHits()
+	for _, q := range []string{
+		"ALTER TABLE t ADD INDEX k_idx (k)",
+		"ALTER TABLE t ADD UNIQUE INDEX c_idx (c)",
+		"SET GLOBAL tidb_ddl_enable_fast_reorg = OFF",
+		"ALTER TABLE t ADD INDEX kc_idx (k, c)",
+		"SET GLOBAL tidb_ddl_enable_fast_reorg = ON",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if s.FastPathHits() == h0 {
+		t.Fatal("the fast path served nothing during the index builds")
+	}
+	if err := s.Engine().CheckTable("fp", "t"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query("SELECT id, k, c FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]state, n+1)
+	for rows.Next() {
+		var id, k int
+		var c string
+		if err := rows.Scan(&id, &k, &c); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = state{k: k, c: c, present: true}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= n; id++ {
+		if got[id] != want[id] {
+			t.Fatalf("id %d: %+v, want %+v", id, got[id], want[id])
+		}
+	}
+	t.Logf("%d writes, %d fast-path executions during the builds", writes.Load(), s.FastPathHits()-h0)
 }
