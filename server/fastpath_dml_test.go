@@ -146,14 +146,15 @@ func (p *dmlPair) exec(q string, args ...any) (outcome, bool) {
 		p.prepare(q)
 	}
 	const after = "SELECT ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID()"
+	const status = "SHOW SESSION STATUS LIKE 'Handler_%'"
 	h0 := p.s.FastPathHits()
 	fast := outcomeOf(p.fast.execArgs(p.fastStmt[q], args...))
 	hit := p.s.FastPathHits() > h0
-	fast.After = textRows(p.fast, after)
+	fast.After = textRows(p.fast, after) + textRows(p.fast, status)
 	p.s.SetFastPath(false)
 	slow := outcomeOf(p.slow.execArgs(p.slowStmt[q], args...))
 	p.s.SetFastPath(true)
-	slow.After = textRows(p.slow, after)
+	slow.After = textRows(p.slow, after) + textRows(p.slow, status)
 	if !reflect.DeepEqual(fast, slow) {
 		p.t.Fatalf("%s %v:\nfast path (hit=%v) %+v\nslow path %+v", q, args, hit, fast, slow)
 	}
@@ -225,7 +226,9 @@ func TestFastPathWrites(t *testing.T) {
 		{incr, []any{1}, true, ""},
 		{incr, []any{"2"}, true, ""},
 		{incr, []any{4}, true, ""}, // no row
-		{incr, []any{nil}, true, ""},
+		{incr, []any{nil}, false, ""},
+		{incr, []any{int64(1) << 40}, true, ""}, // beyond INT: no row
+		{incr, []any{uint64(1) << 63}, false, ""},
 		{incr, []any{3}, false, "1264"}, // INT overflow: go-mysql-server's error
 		{setC, []any{"uno", 1}, true, ""},
 		{setC, []any{"uno", 1}, true, ""},     // matched, not changed
@@ -246,7 +249,7 @@ func TestFastPathWrites(t *testing.T) {
 		{setK, []any{-7, 5}, true, ""},
 		{del, []any{5}, true, ""},
 		{del, []any{5}, true, ""}, // gone
-		{del, []any{nil}, true, ""},
+		{del, []any{nil}, false, ""},
 		{ins, []any{5, 55, "cinq", "p", 3}, true, ""},
 		{ins, []any{6, 66, "six", nil, nil}, true, ""},
 		{ins, []any{7, 77, "six", nil, nil}, true, "1062"},  // c_idx
@@ -361,12 +364,12 @@ func TestFastPathWritesFoundRows(t *testing.T) {
 		p := newDMLPair(t, s, c.caps, dmlTable, dmlRows)
 		for i, want := range []uint64{c.changed, c.unchanged} {
 			o, hit := p.exec("UPDATE t SET c=? WHERE id=?", "uno", 1)
-			if !hit || o.Err != "" || o.Affected != want || o.After != "1|1|0\n" && want == 1 || o.After != "0|1|0\n" && want == 0 {
+			if !hit || o.Err != "" || o.Affected != want || !strings.HasPrefix(o.After, fmt.Sprintf("%d|1|0\n", want)) {
 				t.Fatalf("caps %d, execution %d: %+v hit=%v, want %d affected", c.caps, i, o, hit, want)
 			}
 		}
 		o, hit := p.exec("UPDATE t SET c=? WHERE id=?", "none", 99)
-		if !hit || o.Affected != 0 || o.After != "0|0|0\n" {
+		if !hit || o.Affected != 0 || !strings.HasPrefix(o.After, "0|0|0\n") {
 			t.Fatalf("caps %d, no row: %+v hit=%v", c.caps, o, hit)
 		}
 		p.same("t")
@@ -525,6 +528,7 @@ func TestFastPathWritesConcurrentAddIndex(t *testing.T) {
 				id := (i*7919)%(n/workers)*workers + w + 1
 				st := &want[id]
 				var err error
+			retry:
 				switch i % 4 {
 				case 0:
 					if _, err = incr.Exec(id); err == nil && st.present {
@@ -548,6 +552,11 @@ func TestFastPathWritesConcurrentAddIndex(t *testing.T) {
 					if err == nil && st.present {
 						st.k++
 					}
+				}
+				if err != nil && strings.Contains(err.Error(), "1213") {
+					// a write conflict with a backfill transaction: nothing
+					// was written; as sysbench does, try again
+					goto retry
 				}
 				if err != nil {
 					t.Errorf("worker %d id %d: %v", w, id, err)
