@@ -328,6 +328,35 @@ func TestFastPathWrites(t *testing.T) {
 	p.query("COMMIT")
 	p.same("t")
 
+	// Prepared BEGIN and COMMIT, as sysbench sends them: a BEGIN inside a
+	// transaction commits it first, and the status flags follow.
+	run([]step{
+		{"BEGIN", nil, true, ""},
+		{incr, []any{1}, true, ""},
+		{"BEGIN", nil, true, ""},
+		{incr, []any{2}, true, ""},
+	})
+	p.query("ROLLBACK")
+	run([]step{
+		{"START TRANSACTION", nil, true, ""},
+		{del, []any{300}, true, ""},
+		{"COMMIT", nil, true, ""},
+		{"COMMIT", nil, true, ""}, // no transaction
+		{"START TRANSACTION READ ONLY", nil, true, ""},
+		{incr, []any{1}, false, "1792"},
+		{"COMMIT", nil, true, ""},
+	})
+	p.query("SET autocommit = 0")
+	run([]step{
+		{incr, []any{1}, true, ""},
+		{"COMMIT", nil, true, ""},
+		{incr, []any{2}, true, ""},
+		{"BEGIN", nil, true, ""},
+	})
+	p.query("ROLLBACK")
+	p.query("SET autocommit = 1")
+	p.same("t")
+
 	// Not the shapes: go-mysql-server serves them.
 	for _, q := range []string{
 		"UPDATE t SET k=k+1 WHERE k=?",

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -42,6 +43,7 @@ var ErrFastFallback = errors.New("reorgdb: fast path does not apply")
 //	UPDATE [db.]t SET col = col + N | col = ? WHERE pk = ?
 //	DELETE FROM [db.]t WHERE pk = ?
 //	INSERT INTO [db.]t (every column) VALUES (?, ...)
+//	BEGIN | START TRANSACTION [READ ONLY | READ WRITE], COMMIT
 //
 // where pk is the table's integer primary key (the row handle). It is
 // owned by one connection; it is not safe for concurrent use.
@@ -65,6 +67,10 @@ type FastStmt struct {
 	sumArg   *gms.Column
 
 	dml *fastDML // a write statement (fastpath_dml.go)
+	// BEGIN / START TRANSACTION [READ ONLY | READ WRITE] and COMMIT run
+	// the node go-mysql-server's binder makes of them, without its bind
+	// and analysis.
+	txn int
 
 	// resolved for one table definition
 	m      *tableMeta
@@ -82,6 +88,9 @@ func (e *Engine) PrepareFast(ctx *gms.Context, query string) *FastStmt {
 		return nil
 	}
 	fs.e = e
+	if fs.txn != 0 {
+		return fs
+	}
 	db := fs.db
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
@@ -92,11 +101,27 @@ func (e *Engine) PrepareFast(ctx *gms.Context, query string) *FastStmt {
 	return fs
 }
 
+const (
+	txnBegin = iota + 1
+	txnBeginReadOnly
+	txnCommit
+)
+
 // parseFast matches the statement text against the served shapes.
 func parseFast(query string) *FastStmt {
 	stmt, err := sqlparser.Parse(query)
 	if err != nil {
 		return nil
+	}
+	switch st := stmt.(type) {
+	case *sqlparser.Begin:
+		fs := &FastStmt{txn: txnBegin}
+		if st.TransactionCharacteristic == sqlparser.TxReadOnly {
+			fs.txn = txnBeginReadOnly
+		}
+		return fs
+	case *sqlparser.Commit:
+		return &FastStmt{txn: txnCommit}
 	}
 	sel, ok := stmt.(*sqlparser.Select)
 	if !ok {
@@ -322,6 +347,14 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 // when a parameter is not one the fast path converts exactly as
 // go-mysql-server would; the statement then takes the slow path.
 func (fs *FastStmt) Bind(vars map[string]*querypb.BindVariable) (node gms.Node, ok bool) {
+	switch fs.txn {
+	case txnBegin:
+		return plan.NewStartTransaction(gms.ReadWrite), len(vars) == 0
+	case txnBeginReadOnly:
+		return plan.NewStartTransaction(gms.ReadOnly), len(vars) == 0
+	case txnCommit:
+		return plan.NewCommit(), len(vars) == 0
+	}
 	if fs.dml != nil {
 		return fs.bindDML(vars)
 	}
