@@ -210,14 +210,15 @@ func TestFastPathWrites(t *testing.T) {
 	s := testserver.Start(t)
 	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
 	const (
-		incr   = "UPDATE t SET k=k+1 WHERE id=?"
-		setC   = "UPDATE t SET c=? WHERE id=?"
-		setPad = "UPDATE t SET pad = ? WHERE id = ?"
-		setU   = "UPDATE t SET u=? WHERE id=?"
-		setK   = "UPDATE t SET k=? WHERE id=?"
-		del    = "DELETE FROM t WHERE id=?"
-		ins    = "INSERT INTO t (id, k, c, pad, u) VALUES (?, ?, ?, ?, ?)"
-		insOrd = "INSERT INTO t (c, id, u, pad, k) VALUES (?, ?, ?, ?, ?)"
+		incr    = "UPDATE t SET k=k+1 WHERE id=?"
+		setC    = "UPDATE t SET c=? WHERE id=?"
+		setPad  = "UPDATE t SET pad = ? WHERE id = ?"
+		setU    = "UPDATE t SET u=? WHERE id=?"
+		setK    = "UPDATE t SET k=? WHERE id=?"
+		del     = "DELETE FROM t WHERE id=?"
+		ins     = "INSERT INTO t (id, k, c, pad, u) VALUES (?, ?, ?, ?, ?)"
+		insOrd  = "INSERT INTO t (c, id, u, pad, k) VALUES (?, ?, ?, ?, ?)"
+		insAuto = "INSERT INTO t (k, c, pad, u) VALUES (?, ?, ?, ?)"
 	)
 	type step struct {
 		q    string
@@ -260,10 +261,15 @@ func TestFastPathWrites(t *testing.T) {
 		{ins, []any{8, nil, "eight", nil, nil}, false, "1048"},
 		{ins, []any{8, 1, "much too long", nil, nil}, false, "1406"},
 		{ins, []any{8, 1, "eight", nil, 300}, false, "1264"},
-		{ins, []any{nil, 1, "nine", nil, nil}, false, ""}, // AUTO_INCREMENT generates
-		{ins, []any{0, 1, "ten", nil, nil}, false, ""},
+		{ins, []any{nil, 1, "nine", nil, nil}, true, ""}, // AUTO_INCREMENT generates
+		{ins, []any{0, 1, "ten", nil, nil}, true, ""},
 		{ins, []any{100, 1, "hundred", nil, nil}, true, ""},
-		{ins, []any{nil, 1, "next", nil, nil}, false, ""}, // 101: the counter moved past 100
+		{ins, []any{nil, 1, "next", nil, nil}, true, ""}, // 101: the counter moved past 100
+		{insAuto, []any{1, "auto", nil, nil}, true, ""},
+		{insAuto, []any{1, "auto", nil, nil}, true, "1062"}, // takes a value all the same
+		{insAuto, []any{1, "auto2", "much too long", nil}, false, "1406"},
+		{insAuto, []any{1, "auto3", nil, nil}, true, ""},
+		{ins, []any{-5, 1, "minus", nil, nil}, false, ""},
 		{insOrd, []any{"ord", 200, 4, "q", 2}, true, ""},
 		{incr, []any{200}, true, ""},
 		{"UPDATE t SET u=u+1 WHERE id=?", []any{1}, true, ""},
@@ -329,6 +335,15 @@ func TestFastPathWrites(t *testing.T) {
 		{ins, []any{400, 3, "quatre", nil, nil}, false, "1792"},
 	})
 	p.query("COMMIT")
+	p.same("t")
+
+	// NO_AUTO_VALUE_ON_ZERO: 0 is a value, go-mysql-server's to store.
+	p.query("SET sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO')")
+	run([]step{
+		{ins, []any{0, 0, "zero", nil, nil}, false, ""},
+		{ins, []any{nil, 0, "null", nil, nil}, true, ""},
+	})
+	p.query("SET sql_mode = DEFAULT")
 	p.same("t")
 
 	// Prepared BEGIN and COMMIT, as sysbench sends them: a BEGIN inside a

@@ -42,7 +42,7 @@ var ErrFastFallback = errors.New("reorgdb: fast path does not apply")
 //	SELECT SUM(col) FROM [db.]t WHERE pk BETWEEN ? AND ?
 //	UPDATE [db.]t SET col = col + N | col = ? WHERE pk = ?
 //	DELETE FROM [db.]t WHERE pk = ?
-//	INSERT INTO [db.]t (every column) VALUES (?, ...)
+//	INSERT INTO [db.]t (every column [but AUTO_INCREMENT]) VALUES (?, ...)
 //	BEGIN | START TRANSACTION [READ ONLY | READ WRITE], COMMIT
 //
 // where pk is the table's integer primary key (the row handle). It is

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,14 +25,14 @@ import (
 //	UPDATE [db.]t SET col = col + N WHERE pk = ?
 //	UPDATE [db.]t SET col = ? WHERE pk = ?
 //	DELETE FROM [db.]t WHERE pk = ?
-//	INSERT INTO [db.]t (every column) VALUES (?, ...)
+//	INSERT INTO [db.]t (every column [but AUTO_INCREMENT]) VALUES (?, ...)
 //
 // Rows are read as go-mysql-server's plan reads them and written through
 // the table's editor (editor.go), which keeps every index in step with its
 // online schema change. Anything whose outcome depends on more than the
 // editor and a plain conversion — an error from the conversion, a value
-// out of the column's range, NULL into NOT NULL, an AUTO_INCREMENT value
-// to generate, privileges the user may lack — is left to go-mysql-server
+// out of the column's range, NULL into NOT NULL, a negative AUTO_INCREMENT
+// value, privileges the user may lack — is left to go-mysql-server
 // (ErrFastFallback) before anything is written, so that its errors,
 // warnings and quirks stay exactly its own.
 
@@ -269,8 +270,10 @@ func (fs *FastStmt) resolveDML(d *catalog.Database, m *tableMeta) error {
 			dm.setPos = p
 		}
 	case dmlInsert:
-		if len(dm.insCols) != len(m.schema) {
-			return ErrFastFallback // defaults are go-mysql-server's to fill in
+		// Every column, or every one but AUTO_INCREMENT: other defaults
+		// are go-mysql-server's to fill in.
+		if len(dm.insCols) != len(m.schema) && (m.autoPos < 0 || len(dm.insCols) != len(m.schema)-1) {
+			return ErrFastFallback
 		}
 		ps := make([]int, len(dm.insCols))
 		for i, c := range dm.insCols {
@@ -279,6 +282,9 @@ func (fs *FastStmt) resolveDML(d *catalog.Database, m *tableMeta) error {
 				return ErrFastFallback
 			}
 			ps[i] = p
+		}
+		if len(ps) < len(m.schema) && slices.Contains(ps, m.autoPos) {
+			return ErrFastFallback // some other column is left out
 		}
 		dm.insPos = ps
 	}
@@ -586,12 +592,19 @@ func (n *dmlExec) delete(ctx *gms.Context, tx *Transaction) error {
 func (n *dmlExec) insert(ctx *gms.Context) error {
 	dm, m := n.fs.dml, n.fs.m
 	row := make(gms.Row, len(m.schema))
-	var given any // the AUTO_INCREMENT column's value as bound
+	// The AUTO_INCREMENT column's value as bound; generate is set when it
+	// is left out, NULL or 0 (without NO_AUTO_VALUE_ON_ZERO), which makes
+	// go-mysql-server take the counter's next value.
+	var given any
+	generate := m.autoPos >= 0
 	for i, p := range dm.insPos {
 		v, col := n.vals[i], m.schema[p]
 		if v == nil {
-			if !col.Nullable || p == m.autoPos {
-				return ErrFastFallback // 1048, or a value to generate
+			if p == m.autoPos {
+				continue
+			}
+			if !col.Nullable {
+				return ErrFastFallback // 1048
 			}
 			continue
 		}
@@ -603,28 +616,58 @@ func (n *dmlExec) insert(ctx *gms.Context) error {
 			return ErrFastFallback
 		}
 		if p == m.autoPos {
-			// 0 generates a value (unless NO_AUTO_VALUE_ON_ZERO) and a
-			// negative one skips the counter: both are go-mysql-server's.
-			if iv, ok := intValue(cv); !ok || iv <= 0 {
-				return ErrFastFallback
+			iv, ok := intValue(cv)
+			switch {
+			case !ok || iv < 0:
+				return ErrFastFallback // a negative value skips the counter
+			case iv == 0:
+				if gms.LoadSqlMode(ctx).ModeEnabled(gms.NoAutoValueOnZero) {
+					return ErrFastFallback
+				}
+				continue
 			}
-			given = v
+			given, generate = v, false
 		}
 		row[p] = cv
 	}
 	var insertID uint64
 	if m.autoPos >= 0 {
-		// go-mysql-server's AutoIncrement moves the counter past the
-		// given value before the row is written, whether or not the
-		// write then fails; the OK packet carries the value.
-		if _, err := dm.tbl.GetNextAutoIncrementValue(ctx, given); err != nil {
+		if generate {
+			// go-mysql-server holds the AUTO_INCREMENT lock while a
+			// statement generates values, except in lock mode 2.
+			if _, mode, _ := gms.SystemVariables.GetGlobal("innodb_autoinc_lock_mode"); mode != int64(2) {
+				unlock, err := dm.tbl.AutoIncrementSetter(ctx).AcquireAutoIncrementLock(ctx)
+				if err != nil {
+					return err
+				}
+				defer unlock()
+			}
+		}
+		// go-mysql-server's AutoIncrement takes the next value, or moves
+		// the counter past the given one, before the row is written,
+		// whether or not the write then fails.
+		seq, err := dm.tbl.GetNextAutoIncrementValue(ctx, given)
+		if err != nil {
 			return err
 		}
+		if generate {
+			// as AutoIncrement converts it: a value beyond the column's
+			// range is clipped, not refused
+			cv, _, err := m.schema[m.autoPos].Type.Convert(ctx, seq)
+			if err != nil {
+				return err
+			}
+			row[m.autoPos] = cv
+		}
+		// The OK packet carries the column's value, given or generated.
 		iv, _ := intValue(row[m.autoPos])
 		insertID = uint64(iv)
 	}
 	if err := n.edit(ctx, nil, row); err != nil {
 		return gms.NewWrappedInsertError(row, err)
+	}
+	if generate {
+		ctx.SetLastQueryInfoInt(gms.LastInsertId, int64(insertID))
 	}
 	n.res = types.OkResult{RowsAffected: 1, InsertID: insertID}
 	return nil
