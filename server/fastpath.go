@@ -221,6 +221,9 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, p *mysql.Prepa
 	if fallback {
 		return false, nil
 	}
+	for _, name := range e.stmt.Counters() {
+		gms.IncrementStatusVariable(sqlCtx, name, 1)
+	}
 	h.s.fast.hits.Add(1)
 	if err != nil {
 		err = gms.CastSQLError(err)

@@ -147,14 +147,16 @@ func (p *dmlPair) exec(q string, args ...any) (outcome, bool) {
 	}
 	const after = "SELECT ROW_COUNT(), FOUND_ROWS(), LAST_INSERT_ID()"
 	const status = "SHOW SESSION STATUS LIKE 'Handler_%'"
+	const com = "SHOW SESSION STATUS LIKE 'Com\\_%'"
+	const questions = "SHOW SESSION STATUS LIKE 'Questions'"
 	h0 := p.s.FastPathHits()
 	fast := outcomeOf(p.fast.execArgs(p.fastStmt[q], args...))
 	hit := p.s.FastPathHits() > h0
-	fast.After = textRows(p.fast, after) + textRows(p.fast, status)
+	fast.After = textRows(p.fast, after) + textRows(p.fast, status) + textRows(p.fast, com) + textRows(p.fast, questions)
 	p.s.SetFastPath(false)
 	slow := outcomeOf(p.slow.execArgs(p.slowStmt[q], args...))
 	p.s.SetFastPath(true)
-	slow.After = textRows(p.slow, after) + textRows(p.slow, status)
+	slow.After = textRows(p.slow, after) + textRows(p.slow, status) + textRows(p.slow, com) + textRows(p.slow, questions)
 	if !reflect.DeepEqual(fast, slow) {
 		p.t.Fatalf("%s %v:\nfast path (hit=%v) %+v\nslow path %+v", q, args, hit, fast, slow)
 	}

@@ -101,6 +101,24 @@ func (e *Engine) PrepareFast(ctx *gms.Context, query string) *FastStmt {
 	return fs
 }
 
+// Counters returns the status variables go-mysql-server increments for
+// one execution of the statement ("Questions" when it starts, "Com_select"
+// or "Com_update", ... while it binds it); the server increments them when
+// the fast path serves the execution.
+func (fs *FastStmt) Counters() []string {
+	switch {
+	case fs.txn != 0:
+		return []string{"Questions"}
+	case fs.dml == nil:
+		return []string{"Questions", "Com_select"}
+	case fs.dml.kind == dmlUpdate:
+		return []string{"Questions", "Com_update"}
+	case fs.dml.kind == dmlDelete:
+		return []string{"Questions", "Com_delete"}
+	}
+	return []string{"Questions", "Com_insert"}
+}
+
 const (
 	txnBegin = iota + 1
 	txnBeginReadOnly
