@@ -685,3 +685,29 @@ func TestFastPathWritesConcurrentAddIndex(t *testing.T) {
 	}
 	t.Logf("%d writes, %d fast-path executions during the builds", writes.Load(), s.FastPathHits()-h0)
 }
+
+// TestFastPathSelectCounters: the selects of the fast path leave the
+// session's status counters as go-mysql-server's plans do.
+func TestFastPathSelectCounters(t *testing.T) {
+	s := testserver.Start(t)
+	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
+	for _, c := range []struct {
+		q    string
+		args []any
+	}{
+		{"SELECT c FROM t WHERE id=?", []any{1}},
+		{"SELECT c FROM t WHERE id=?", []any{4}},
+		{"SELECT c FROM t WHERE id=?", []any{nil}},
+		{"SELECT c FROM t WHERE id BETWEEN ? AND ?", []any{nil, 3}},
+		{"SELECT c FROM t WHERE id BETWEEN ? AND ?", []any{3, 1}},
+		{"SELECT SUM(k) FROM t WHERE id BETWEEN ? AND ?", []any{7, 9}},
+		{"SELECT * FROM t WHERE id BETWEEN ? AND ?", []any{1, 3}},
+		{"SELECT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c", []any{1, 5}},
+		{"SELECT DISTINCT c FROM t WHERE id BETWEEN ? AND ?", []any{2, 9}},
+		{"SELECT SUM(k) FROM t WHERE id BETWEEN ? AND ?", []any{1, 5}},
+	} {
+		if _, hit := p.exec(c.q, c.args...); !hit {
+			t.Errorf("%s: not served by the fast path", c.q)
+		}
+	}
+}

@@ -516,6 +516,8 @@ func (n *pointSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 	if n.none {
 		return &oneRowIter{}, nil
 	}
+	// the point read of go-mysql-server's plan
+	addStatus(ctx, "Handler_read_key", 1)
 	val, found, err := tx.txn.Get(codec.RecordKey(fs.m.def.ID, n.h))
 	if err != nil || !found {
 		return &oneRowIter{}, err
