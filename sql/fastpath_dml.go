@@ -27,7 +27,8 @@ import (
 //	DELETE FROM [db.]t WHERE pk = ?
 //	INSERT INTO [db.]t (every column [but AUTO_INCREMENT]) VALUES (?, ...)
 //
-// Rows are read as go-mysql-server's plan reads them and written through
+// The row is read by its key as go-mysql-server's point lookup reads it
+// (lookup.go), and written through
 // the table's editor (editor.go), which keeps every index in step with its
 // online schema change. Anything whose outcome depends on more than the
 // editor and a plain conversion — an error from the conversion, a value
@@ -147,7 +148,7 @@ func parseFastDML(stmt sqlparser.Statement) *FastStmt {
 				return nil
 			}
 			p, ok := paramName(v)
-			if !ok || slicesContains(d.insParams, p) {
+			if !ok || slices.Contains(d.insParams, p) {
 				return nil
 			}
 			d.insCols = append(d.insCols, c.String())
@@ -157,15 +158,6 @@ func parseFastDML(stmt sqlparser.Statement) *FastStmt {
 		return fs
 	}
 	return nil
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // fastTable is the FastStmt of a plain table reference (no alias, hints,
