@@ -3,7 +3,8 @@
 # REORGDB_FASTPATH=off against on, alternating runs on one data directory.
 #   scripts/fastpath-ab.sh [rows] [seconds] [rounds] [workload...]
 # e.g. scripts/fastpath-ab.sh 200000 20 3 oltp_point_select oltp_read_only
-# Prints one line per run; take the median of each mode.
+# Prints one line per run; take the median of each mode. Each run starts
+# from a copy of the freshly prepared data directory.
 set -euo pipefail
 ROWS=${1:-200000}
 SECS=${2:-20}
@@ -19,7 +20,9 @@ go build -o "$WORK/reorgdb" ./cmd/reorgdb
 SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$PORT" --mysql-user=root
     --mysql-db=sbtest --tables=1 --table-size="$ROWS")
 
-start() { # start MODE: serve with the fast path on or off
+start() { # start MODE: serve with the fast path on or off, on the prepared data
+  rm -rf "$WORK/data"
+  [ ! -d "$WORK/data.base" ] || cp -a "$WORK/data.base" "$WORK/data"
   REORGDB_FASTPATH=$1 "$WORK/reorgdb" serve --data-dir "$WORK/data" --port "$PORT" \
     --status-port -1 --log-level warn >>"$WORK/server.log" 2>&1 &
   PID=$!
@@ -34,6 +37,10 @@ start on
 mysql -h127.0.0.1 -P"$PORT" -uroot -e 'CREATE DATABASE sbtest'
 sysbench oltp_read_write "${SB[@]}" prepare >/dev/null
 kill $PID; wait $PID 2>/dev/null || true
+# Every run starts from the prepared rows: write workloads (oltp_delete
+# above all, which only deletes) would otherwise give each run a different
+# table than the one before it.
+mv "$WORK/data" "$WORK/data.base"
 
 for wl in "${WORKLOADS[@]}"; do
   for r in $(seq 1 "$ROUNDS"); do

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -172,6 +173,9 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, p *mysql.Prepa
 		if err != nil {
 			return err
 		}
+		if types.IsOkResultSchema(sch) {
+			return h.fastOK(sqlCtx, c, node, iter, cb)
+		}
 		// Row values point into buf until the client has them, which with
 		// a server-side cursor is after this returns: buf is neither
 		// reset nor pooled. Results go out in batches of rowsBatch rows,
@@ -217,11 +221,40 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, p *mysql.Prepa
 	if fallback {
 		return false, nil
 	}
+	for _, name := range e.stmt.Counters() {
+		gms.IncrementStatusVariable(sqlCtx, name, 1)
+	}
 	h.s.fast.hits.Add(1)
 	if err != nil {
 		err = gms.CastSQLError(err)
 	}
 	return true, err
+}
+
+// fastOK sends the OK packet of a write statement as go-mysql-server's
+// handler does (resultFromOkResult).
+func (h *handler) fastOK(ctx *gms.Context, c *mysql.Conn, node gms.Node, iter gms.RowIter, cb func(*sqltypes.Result) error) error {
+	fin, _ := node.(interface{ Finish(*gms.Context, bool) })
+	row, err := iter.Next(ctx)
+	if cerr := iter.Close(ctx); err == nil {
+		err = cerr
+	}
+	if fin != nil {
+		fin.Finish(ctx, err == nil)
+	}
+	if err != nil {
+		return err
+	}
+	ok, isOK := row[0].(types.OkResult)
+	if !isOK {
+		return fmt.Errorf("reorgdb: fast write returned %T", row[0])
+	}
+	res := &sqltypes.Result{RowsAffected: ok.RowsAffected, InsertID: ok.InsertID}
+	if ok.Info != nil {
+		res.Info = ok.Info.String()
+	}
+	setStatusFlags(ctx, c)
+	return cb(res)
 }
 
 // rowsBatch is how many rows go to the client per callback, as in

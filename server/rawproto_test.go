@@ -49,6 +49,12 @@ const (
 // dialRaw connects as root (no password) and completes the handshake.
 func dialRaw(t testing.TB, addr, db string) *rawConn {
 	t.Helper()
+	return dialRawCaps(t, addr, db, 0)
+}
+
+// dialRawCaps is dialRaw with more client capabilities.
+func dialRawCaps(t testing.TB, addr, db string, extra uint32) *rawConn {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +77,7 @@ func dialRaw(t testing.TB, addr, db string) *rawConn {
 	pos++            // character set
 	rc.status = binary.LittleEndian.Uint16(hs[pos:])
 
-	caps := uint32(rawCapabilities)
+	caps := uint32(rawCapabilities) | extra
 	if db != "" {
 		caps |= capConnectWithDB
 	}
@@ -166,6 +172,10 @@ type rawResult struct {
 	fieldsStatus uint16
 	rows         [][]*string
 	cols         int
+	// of an OK packet
+	insertID uint64
+	warnings uint16
+	info     string
 }
 
 type rawError struct {
@@ -324,8 +334,10 @@ func (rc *rawConn) readBinaryResult() rawResult {
 		var r rawResult
 		var rest []byte
 		r.affected, rest = lenEnc(p[1:])
-		_, rest = lenEnc(rest)
+		r.insertID, rest = lenEnc(rest)
 		r.status = binary.LittleEndian.Uint16(rest)
+		r.warnings = binary.LittleEndian.Uint16(rest[2:])
+		r.info = string(rest[4:])
 		return r
 	case 0xff:
 		return rawResult{err: rc.errOf(p)}

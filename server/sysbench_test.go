@@ -51,8 +51,20 @@ func TestSysbenchOLTPReadWrite(t *testing.T) {
 	if tx == nil {
 		t.Fatalf("no transaction count in sysbench output")
 	}
-	if n, _ := strconv.Atoi(tx[1]); n < 100 {
+	n, _ := strconv.Atoi(tx[1])
+	if n < 100 {
 		t.Fatalf("only %d transactions in 10 s", n)
+	}
+	// Every statement of a transaction is prepared and of a shape the
+	// fast path serves: BEGIN, 10 point selects, 4 range selects, 2
+	// UPDATEs, DELETE, INSERT, COMMIT; a transaction whose COMMIT failed
+	// (ignored errors) ran them all too.
+	ignored := 0
+	if m := regexp.MustCompile(`ignored errors:\s+(\d+)`).FindStringSubmatch(out); m != nil {
+		ignored, _ = strconv.Atoi(m[1])
+	}
+	if hits, want := s.FastPathHits(), int64(n+ignored)*20; hits < want {
+		t.Fatalf("the fast path served %d executions of %d transactions and %d retries, want at least %d", hits, n, ignored, want)
 	}
 	var count int
 	if err := db.QueryRow("SELECT count(*) FROM sbtest1").Scan(&count); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -29,8 +30,9 @@ import (
 
 // ErrFastFallback is returned by a fast node that cannot serve the
 // statement after all (the schema changed under it, a privilege check
-// failed): the caller runs the statement through go-mysql-server instead.
-// The node has read and written nothing when it returns it.
+// failed, a value go-mysql-server converts with an error or warning): the
+// caller runs the statement through go-mysql-server instead. The node has
+// written nothing when it returns it.
 var ErrFastFallback = errors.New("reorgdb: fast path does not apply")
 
 // FastStmt is a prepared statement of one of the shapes
@@ -38,6 +40,10 @@ var ErrFastFallback = errors.New("reorgdb: fast path does not apply")
 //	SELECT col[, col...] | * FROM [db.]t WHERE pk = ?
 //	SELECT [DISTINCT] col[, col...] | * FROM [db.]t WHERE pk BETWEEN ? AND ? [ORDER BY col [ASC|DESC]]
 //	SELECT SUM(col) FROM [db.]t WHERE pk BETWEEN ? AND ?
+//	UPDATE [db.]t SET col = col + N | col = ? WHERE pk = ?
+//	DELETE FROM [db.]t WHERE pk = ?
+//	INSERT INTO [db.]t (every column [but AUTO_INCREMENT]) VALUES (?, ...)
+//	BEGIN | START TRANSACTION [READ ONLY | READ WRITE], COMMIT
 //
 // where pk is the table's integer primary key (the row handle). It is
 // owned by one connection; it is not safe for concurrent use.
@@ -60,6 +66,12 @@ type FastStmt struct {
 	sumName  string // the result column's name, as written
 	sumArg   *gms.Column
 
+	dml *fastDML // a write statement (fastpath_dml.go)
+	// BEGIN / START TRANSACTION [READ ONLY | READ WRITE] and COMMIT run
+	// the node go-mysql-server's binder makes of them, without its bind
+	// and analysis.
+	txn int
+
 	// resolved for one table definition
 	m      *tableMeta
 	dbUsed string     // the database name it was resolved under
@@ -76,6 +88,9 @@ func (e *Engine) PrepareFast(ctx *gms.Context, query string) *FastStmt {
 		return nil
 	}
 	fs.e = e
+	if fs.txn != 0 {
+		return fs
+	}
 	db := fs.db
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
@@ -86,14 +101,51 @@ func (e *Engine) PrepareFast(ctx *gms.Context, query string) *FastStmt {
 	return fs
 }
 
+// Counters returns the status variables go-mysql-server increments for
+// one execution of the statement ("Questions" when it starts, "Com_select"
+// or "Com_update", ... while it binds it); the server increments them when
+// the fast path serves the execution.
+func (fs *FastStmt) Counters() []string {
+	switch {
+	case fs.txn != 0:
+		return []string{"Questions"}
+	case fs.dml == nil:
+		return []string{"Questions", "Com_select"}
+	case fs.dml.kind == dmlUpdate:
+		return []string{"Questions", "Com_update"}
+	case fs.dml.kind == dmlDelete:
+		return []string{"Questions", "Com_delete"}
+	}
+	return []string{"Questions", "Com_insert"}
+}
+
+const (
+	txnBegin = iota + 1
+	txnBeginReadOnly
+	txnCommit
+)
+
 // parseFast matches the statement text against the served shapes.
 func parseFast(query string) *FastStmt {
 	stmt, err := sqlparser.Parse(query)
 	if err != nil {
 		return nil
 	}
+	switch st := stmt.(type) {
+	case *sqlparser.Begin:
+		fs := &FastStmt{txn: txnBegin}
+		if st.TransactionCharacteristic == sqlparser.TxReadOnly {
+			fs.txn = txnBeginReadOnly
+		}
+		return fs
+	case *sqlparser.Commit:
+		return &FastStmt{txn: txnCommit}
+	}
 	sel, ok := stmt.(*sqlparser.Select)
-	if !ok || len(sel.Comments) > 0 || sel.QueryOpts != (sqlparser.QueryOpts{Distinct: sel.QueryOpts.Distinct}) || sel.With != nil ||
+	if !ok {
+		return parseFastDML(stmt)
+	}
+	if len(sel.Comments) > 0 || sel.QueryOpts != (sqlparser.QueryOpts{Distinct: sel.QueryOpts.Distinct}) || sel.With != nil ||
 		sel.GroupBy != nil || sel.Having != nil || sel.Window != nil ||
 		sel.Limit != nil || sel.Lock != "" || sel.Into != nil || sel.Where == nil ||
 		sel.Where.Type != sqlparser.WhereStr || len(sel.From) != 1 || len(sel.SelectExprs) == 0 {
@@ -248,6 +300,13 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 	if m == fs.m && db == fs.dbUsed {
 		return nil
 	}
+	if fs.dml != nil {
+		if err := fs.resolveDML(d, m); err != nil {
+			return err
+		}
+		fs.m, fs.dbUsed = m, db
+		return nil
+	}
 	if m.handlePos < 0 || !strings.EqualFold(m.schema[m.handlePos].Name, fs.key) {
 		return ErrFastFallback
 	}
@@ -306,6 +365,17 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 // when a parameter is not one the fast path converts exactly as
 // go-mysql-server would; the statement then takes the slow path.
 func (fs *FastStmt) Bind(vars map[string]*querypb.BindVariable) (node gms.Node, ok bool) {
+	switch fs.txn {
+	case txnBegin:
+		return plan.NewStartTransaction(gms.ReadWrite), len(vars) == 0
+	case txnBeginReadOnly:
+		return plan.NewStartTransaction(gms.ReadOnly), len(vars) == 0
+	case txnCommit:
+		return plan.NewCommit(), len(vars) == 0
+	}
+	if fs.dml != nil {
+		return fs.bindDML(vars)
+	}
 	if !fs.between {
 		if len(vars) != 1 {
 			return nil, false
@@ -446,6 +516,8 @@ func (n *pointSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 	if n.none {
 		return &oneRowIter{}, nil
 	}
+	// the point read of go-mysql-server's plan
+	addStatus(ctx, "Handler_read_key", 1)
 	val, found, err := tx.txn.Get(codec.RecordKey(fs.m.def.ID, n.h))
 	if err != nil || !found {
 		return &oneRowIter{}, err

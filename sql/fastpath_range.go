@@ -52,7 +52,7 @@ func (n *rangeSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 		return &oneRowIter{}, nil
 	}
 	tid := fs.m.def.ID
-	it := &recordIter{t: fs.t, tx: tx, it: tx.txn.NewIter(codec.RecordKey(tid, n.lo), codec.PrefixEnd(codec.RecordKey(tid, n.hi)), false)}
+	it := &recordIter{t: fs.t, tx: tx, it: tx.txn.NewIter(codec.RecordKey(tid, n.lo), codec.PrefixEnd(codec.RecordKey(tid, n.hi)), false), keyRange: true}
 	if fs.sum {
 		a := fs.sumArg
 		buf := aggregation.NewSumBuffer(expression.NewGetField(0, a.Type, a.Name, a.Nullable))

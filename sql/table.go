@@ -207,6 +207,10 @@ type recordIter struct {
 	n    int
 	rows int  // rows read, for Handler_read_rnd_next
 	lock bool // lock and current-read the rows read (locking.go)
+	// keyRange: the rows are a primary-key range, which the status
+	// counters count as a lookup does (one Handler_read_key, then
+	// Handler_read_next per row), not as a scan.
+	keyRange bool
 }
 
 func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
@@ -248,8 +252,14 @@ func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
 }
 
 func (r *recordIter) Close(ctx *gms.Context) error {
-	// Handler_read_rnd_next counts the rows of a table scan.
-	addStatus(ctx, "Handler_read_rnd_next", r.rows)
+	if r.keyRange {
+		addStatus(ctx, "Handler_read_key", 1)
+		addStatus(ctx, "Handler_read_next", r.rows)
+		r.keyRange = false
+	} else {
+		// Handler_read_rnd_next counts the rows of a table scan.
+		addStatus(ctx, "Handler_read_rnd_next", r.rows)
+	}
 	r.rows = 0
 	return r.it.Close()
 }
