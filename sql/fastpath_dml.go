@@ -459,8 +459,10 @@ func (n *dmlExec) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	if err := fs.resolve(tx.schema, db); err != nil {
 		return nil, err
 	}
-	// A read-only transaction's refusal is go-mysql-server's to give.
-	if tx.readOnly {
+	// A read-only transaction's refusal is go-mysql-server's to give, and
+	// so are triggers (a trigger changes the database's definition, not
+	// the table's, so resolve's cache does not see it).
+	if d, ok := tx.schema.Database(db); tx.readOnly || ok && len(d.Triggers) > 0 {
 		return nil, ErrFastFallback
 	}
 	var privs []gms.PrivilegeType

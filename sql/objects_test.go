@@ -24,6 +24,17 @@ func TestStoredObjects(t *testing.T) {
 	expectErr(t, err, 1050, "")
 	_, err = db.Exec("CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET new.a = 0")
 	expectErr(t, err, 1359, "Trigger already exists")
+	// A prepared INSERT (the fast path's shape) runs the trigger too.
+	ins, err := db.Prepare("INSERT INTO t (id, a) VALUES (?, ?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ins.Exec(9, 9); err != nil {
+		t.Fatal(err)
+	}
+	ins.Close()
+	expectRows(t, db, "SELECT a FROM t WHERE id = 9", "90")
+	mustExec(t, db, "DELETE FROM t WHERE id = 9")
 	mustExec(t, db, "CALL p(3, @y)")
 	expectRows(t, db, "SELECT @y", "6")
 	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,1", "2,2", "3,30")
