@@ -465,6 +465,10 @@ func (n *dmlExec) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	if d, ok := tx.schema.Database(db); tx.readOnly || ok && len(d.Triggers) > 0 {
 		return nil, ErrFastFallback
 	}
+	// So is read_only's (sql/readonly.go), which is an analyzer rule.
+	if readOnly.Load() || superReadOnly.Load() {
+		return nil, ErrFastFallback
+	}
 	var privs []gms.PrivilegeType
 	switch fs.dml.kind {
 	case dmlUpdate:
