@@ -57,14 +57,10 @@ func TestSysbenchOLTPReadWrite(t *testing.T) {
 	}
 	// Every statement of a transaction is prepared and of a shape the
 	// fast path serves: BEGIN, 10 point selects, 4 range selects, 2
-	// UPDATEs, DELETE, INSERT, COMMIT; a transaction whose COMMIT failed
-	// (ignored errors) ran them all too.
-	ignored := 0
-	if m := regexp.MustCompile(`ignored errors:\s+(\d+)`).FindStringSubmatch(out); m != nil {
-		ignored, _ = strconv.Atoi(m[1])
-	}
-	if hits, want := s.FastPathHits(), int64(n+ignored)*20; hits < want {
-		t.Fatalf("the fast path served %d executions of %d transactions and %d retries, want at least %d", hits, n, ignored, want)
+	// UPDATEs, DELETE, INSERT, COMMIT. (A transaction retried after a
+	// deadlock stopped where it was chosen as the victim.)
+	if hits, want := s.FastPathHits(), int64(n)*20; hits < want {
+		t.Fatalf("the fast path served %d executions of %d transactions, want at least %d", hits, n, want)
 	}
 	var count int
 	if err := db.QueryRow("SELECT count(*) FROM sbtest1").Scan(&count); err != nil {
