@@ -45,8 +45,13 @@ const JobDropColumn = "drop column"
 
 // SubmitDropColumn queues an instant DROP COLUMN job of spec.Of.
 func (m *Manager) SubmitDropColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
+	return m.submitColumnJob(JobDropColumn, dbName, tableName, tableID, query, spec)
+}
+
+// submitColumnJob queues an instant, one-step column job.
+func (m *Manager) submitColumnJob(typ, dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
 	return m.submit(&Job{
-		Type: JobDropColumn, DBName: dbName, TableName: tableName, TableID: tableID,
+		Type: typ, DBName: dbName, TableName: tableName, TableID: tableID,
 		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Mode: "instant",
 		Columns: []ColumnSpec{spec},
 	})
@@ -78,11 +83,7 @@ func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
 
 // SubmitModifyColumn queues a metadata-only MODIFY COLUMN job.
 func (m *Manager) SubmitModifyColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
-	return m.submit(&Job{
-		Type: JobModifyColumn, DBName: dbName, TableName: tableName, TableID: tableID,
-		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Mode: "instant",
-		Columns: []ColumnSpec{spec},
-	})
+	return m.submitColumnJob(JobModifyColumn, dbName, tableName, tableID, query, spec)
 }
 
 // ModifyColumnIn replaces column spec.Of of t by spec.Column, keeping its
@@ -120,11 +121,7 @@ func ModifyColumnIn(t *catalog.Table, spec ColumnSpec) error {
 
 // SubmitAddColumn queues an ADD COLUMN job.
 func (m *Manager) SubmitAddColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
-	return m.submit(&Job{
-		Type: JobAddColumn, DBName: dbName, TableName: tableName, TableID: tableID,
-		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Mode: "instant",
-		Columns: []ColumnSpec{spec},
-	})
+	return m.submitColumnJob(JobAddColumn, dbName, tableName, tableID, query, spec)
 }
 
 // AddColumnTo inserts the spec's column into t with a new column ID, or

@@ -107,16 +107,8 @@ func (t *Txn) closePointIter() {
 // transaction's own write): the current read of a key the transaction
 // has locked, which nobody else can change until it lets go.
 func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
-	if t.done {
-		return nil, false, ErrTxnDone
-	}
-	if t.buf != nil {
-		if _, v, ok := t.buf.Get(key); ok {
-			if v.del {
-				return nil, false, nil
-			}
-			return bytes.Clone(v.val), true, nil
-		}
+	if value, found, done, err := t.buffered(key); done {
+		return value, found, err
 	}
 	ts := t.s.ReadTS()
 	if ts > t.lockTS {
@@ -129,6 +121,23 @@ func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
 	}
 	defer it.Close()
 	return readVersion(it, appendVersionKey(nil, key, ts))
+}
+
+// buffered answers a read from the transaction's own writes; done is
+// false when the key is not among them.
+func (t *Txn) buffered(key []byte) (value []byte, found, done bool, err error) {
+	if t.done {
+		return nil, false, true, ErrTxnDone
+	}
+	if t.buf != nil {
+		if _, v, ok := t.buf.Get(key); ok {
+			if v.del {
+				return nil, false, true, nil
+			}
+			return bytes.Clone(v.val), true, true, nil
+		}
+	}
+	return nil, false, false, nil
 }
 
 // readVersion returns the value of the first version at or after the
@@ -165,16 +174,8 @@ func (t *Txn) IsReadOnly() bool { return t.buf == nil || t.buf.Len() == 0 }
 // Get returns the value of key as seen by the transaction. The returned
 // slice is owned by the caller.
 func (t *Txn) Get(key []byte) (value []byte, found bool, err error) {
-	if t.done {
-		return nil, false, ErrTxnDone
-	}
-	if t.buf != nil {
-		if _, v, ok := t.buf.Get(key); ok {
-			if v.del {
-				return nil, false, nil
-			}
-			return bytes.Clone(v.val), true, nil
-		}
+	if value, found, done, err := t.buffered(key); done {
+		return value, found, err
 	}
 	if t.pointIter == nil {
 		if t.pointIter, err = t.s.db.NewIter(nil); err != nil {

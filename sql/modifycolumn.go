@@ -122,8 +122,16 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
 	}
+	return t.runColumnJob(ctx, e.DDL.SubmitModifyColumn, spec)
+}
+
+// runColumnJob queues a column job made by submit and waits for it,
+// outside the issuing transaction's metadata lock, which the job's
+// schema step waits for.
+func (t *Table) runColumnJob(ctx *gms.Context, submit func(db, table string, tableID int64, query string, spec ddl.ColumnSpec) (int64, error), spec ddl.ColumnSpec) error {
+	e := t.db.e
 	return ddlToSQLError(e.outsideMDL(ctx, func() error {
-		id, err := e.DDL.SubmitModifyColumn(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
+		id, err := submit(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
 		if err != nil {
 			return err
 		}
@@ -215,11 +223,5 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
 	}
-	return ddlToSQLError(e.outsideMDL(ctx, func() error {
-		id, err := e.DDL.SubmitDropColumn(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
-		if err != nil {
-			return err
-		}
-		return e.DDL.Wait(ctx, id)
-	}))
+	return t.runColumnJob(ctx, e.DDL.SubmitDropColumn, spec)
 }
