@@ -53,6 +53,10 @@ func (s *Server) accepted(c net.Conn) bool {
 	return true
 }
 
+// OpenConnections is the number of client sockets counted against
+// max_connections.
+func (s *Server) OpenConnections() int64 { return s.open.Load() }
+
 // refuse answers a socket over the limit with 1040 and closes it. The
 // client reads the error where it expects the server's greeting.
 func refuse(c net.Conn) {

@@ -50,7 +50,17 @@ func TestMaxConnections(t *testing.T) {
 		}
 		return db, nil
 	}
-	// root's pool holds one connection.
+	// root's pool holds one connection; sockets closed before (creating
+	// the database, say) hold their slots until the server reads their EOF.
+	waitOpen := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); s.OpenConnections() != n; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections open, want %d", s.OpenConnections(), n)
+			}
+		}
+	}
+	waitOpen(1)
 	var held []*sql.DB
 	defer func() {
 		for _, db := range held {
@@ -90,6 +100,7 @@ func TestMaxConnections(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	waitOpen(3)
 	if _, err := root.Exec("SET GLOBAL max_connections = 4"); err != nil {
 		t.Fatal(err)
 	}
