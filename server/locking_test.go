@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -281,4 +282,32 @@ func checkTable(t *testing.T, db *sql.DB) {
 		t.Fatalf("ADMIN CHECK TABLE: %v", err)
 	}
 	rows.Close()
+}
+
+// KILL QUERY ends a lock wait at once with 1317; the waiting transaction
+// goes on, as in MySQL.
+func TestKillLockWait(t *testing.T) {
+	_, db := lockingServer(t)
+	a, b := conn(t, db), conn(t, db)
+	mustExec(t, a, "BEGIN", "UPDATE t SET v = 1 WHERE id = 1")
+	mustExec(t, b, "BEGIN", "UPDATE t SET v = 2 WHERE id = 2")
+	id := connID(t, b)
+	ch := execErr(b, "UPDATE t SET v = 2 WHERE id = 1")
+	blocked(t, "UPDATE of a locked row", ch)
+	start := time.Now()
+	if _, err := db.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "killed lock wait", within(t, "killed lock wait", ch), 1317)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("KILL QUERY took %v to end the wait", d)
+	}
+	mustExec(t, b, "COMMIT")
+	mustExec(t, a, "COMMIT")
+	if v := value(t, db, "SELECT v FROM t WHERE id = 2"); v != 2 {
+		t.Fatalf("row 2: v = %d, b's transaction lost its earlier statement", v)
+	}
+	if v := value(t, db, "SELECT v FROM t WHERE id = 1"); v != 1 {
+		t.Fatalf("row 1: v = %d, want a's 1", v)
+	}
 }
