@@ -233,6 +233,35 @@ var kindErrors = []kindError{
 		col, _, row := columnAndRow(st, "", "", typePrefix("decimal"))
 		return sqlErr(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
 	}),
+	byKind(gms.ErrTableAccessDeniedForUser, func(a []string, st *stmtInfo) error {
+		cmd := "SELECT"
+		if st != nil {
+			if w := statementType(st.query); w != "other" {
+				cmd = strings.ToUpper(w)
+			}
+		}
+		return sqlErr(1142, "42000", "%s command denied to user %s for table '%s'", cmd, a[0], a[1])
+	}),
+	byKind(gms.ErrDatabaseAccessDeniedForUser, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERDBAccessDenied, "42000", "Access denied for user %s to database '%s'", a[0], a[1])
+	}),
+	byKind(gms.ErrPrivilegeCheckFailed, func(a []string, st *stmtInfo) error {
+		priv := "SUPER"
+		if st != nil {
+			// go-mysql-server refuses a write to a table this way too.
+			if m := reWriteTarget.FindStringSubmatch(st.query); m != nil {
+				table := strings.Trim(m[2], "`")
+				if i := strings.LastIndex(table, "."); i >= 0 {
+					table = strings.Trim(table[i+1:], "`")
+				}
+				return sqlErr(1142, "42000", "%s command denied to user %s for table '%s'", strings.ToUpper(m[1]), a[0], table)
+			}
+			if m := rePrivNeeded.FindStringSubmatch(st.query); m != nil {
+				priv = privFor[strings.ToUpper(strings.Join(strings.Fields(m[1]), " "))]
+			}
+		}
+		return sqlErr(mysql.ERSpecifiedAccessDenied, "42000", "Access denied; you need (at least one of) the %s privilege(s) for this operation", priv)
+	}),
 	byKind(gms.ErrExistingView, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERTableExists, "42S01", "Table '%s' already exists", a[1])
 	}),
@@ -426,6 +455,20 @@ func unquote(s string) string {
 		return u
 	}
 	return s
+}
+
+// rePrivNeeded and privFor name the privilege MySQL says a refused
+// administrative statement needs.
+var rePrivNeeded = regexp.MustCompile(`(?is)^\s*(CREATE\s+USER|DROP\s+USER|RENAME\s+USER|ALTER\s+USER|CREATE\s+ROLE|DROP\s+ROLE|GRANT|REVOKE|FLUSH|KILL|SET\s+GLOBAL|SET\s+PERSIST|SHUTDOWN)\b`)
+
+// reWriteTarget finds the verb and table of a single-table write.
+var reWriteTarget = regexp.MustCompile("(?is)^\\s*(INSERT|REPLACE|UPDATE|DELETE)\\s+(?:LOW_PRIORITY\\s+|IGNORE\\s+)*(?:INTO\\s+|FROM\\s+)?([^\\s(,;]+)")
+
+var privFor = map[string]string{
+	"CREATE USER": "CREATE USER", "DROP USER": "CREATE USER", "RENAME USER": "CREATE USER", "ALTER USER": "CREATE USER",
+	"CREATE ROLE": "CREATE ROLE", "DROP ROLE": "DROP ROLE", "GRANT": "GRANT OPTION", "REVOKE": "GRANT OPTION",
+	"FLUSH": "RELOAD", "KILL": "SUPER or CONNECTION_ADMIN", "SET GLOBAL": "SUPER or SYSTEM_VARIABLES_ADMIN",
+	"SET PERSIST": "SUPER or SYSTEM_VARIABLES_ADMIN", "SHUTDOWN": "SHUTDOWN",
 }
 
 // reDefaultColumn find the column whose DEFAULT a statement sets: ALTER
