@@ -462,7 +462,7 @@ func unquote(s string) string {
 var rePrivNeeded = regexp.MustCompile(`(?is)^\s*(CREATE\s+USER|DROP\s+USER|RENAME\s+USER|ALTER\s+USER|CREATE\s+ROLE|DROP\s+ROLE|GRANT|REVOKE|FLUSH|KILL|SET\s+GLOBAL|SET\s+PERSIST|SHUTDOWN)\b`)
 
 // reWriteTarget finds the verb and table of a single-table write.
-var reWriteTarget = regexp.MustCompile("(?is)^\\s*(INSERT|REPLACE|UPDATE|DELETE)\\s+(?:LOW_PRIORITY\\s+|IGNORE\\s+)*(?:INTO\\s+|FROM\\s+)?([^\\s(,;]+)")
+var reWriteTarget = regexp.MustCompile(`(?is)^\s*(INSERT|REPLACE|UPDATE|DELETE)\s+(?:LOW_PRIORITY\s+|IGNORE\s+)*(?:INTO\s+|FROM\s+)?([^\s(,;]+)`)
 
 var privFor = map[string]string{
 	"CREATE USER": "CREATE USER", "DROP USER": "CREATE USER", "RENAME USER": "CREATE USER", "ALTER USER": "CREATE USER",
