@@ -29,6 +29,8 @@ func (o *execOverride) Build(ctx *gms.Context, n gms.Node, r gms.Row) (gms.RowIt
 		return showIndexRows(ctx, n)
 	case *plan.AddColumn:
 		return o.addColumn(ctx, n)
+	case *plan.ShowCreateTable:
+		return o.showCreateTable(ctx, n, r)
 	case *plan.AlterDefaultSet:
 		return alterDefaultSet(o, ctx, n)
 	case *plan.AlterDefaultDrop:
