@@ -203,6 +203,16 @@ func TestFastPathText(t *testing.T) {
 		{`SELECT "c" FROM t WHERE id = 1`, true, ""},
 		{`UPDATE t SET pad = "c" WHERE id = 1`, false, ""},
 	})
+	// A string literal is in character_set_client, not UTF-8.
+	p.query("SET NAMES latin1")
+	// Served or not, the answers must be go-mysql-server's.
+	p.text("UPDATE t SET pad='caf\xe9' WHERE id=1")
+	p.text("INSERT INTO t (id, k, c, pad, u) VALUES (500, 5, 'na\xefve', '\xe0', 1)")
+	run([]step{
+		{"SELECT c, pad FROM t WHERE id=500", true, ""},
+		{"SELECT k, c, pad FROM t WHERE id BETWEEN 1 AND 500", true, ""},
+	})
+	p.query("SET NAMES utf8mb4")
 	p.same("t")
 }
 
