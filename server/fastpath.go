@@ -30,6 +30,9 @@ import (
 type fastStmts struct {
 	mu    sync.Mutex
 	conns map[uint32]map[uint32]*fastEntry
+	// text statements of each connection by their normalized text
+	// (fasttext.go)
+	text map[uint32]map[string]*fastEntry
 	// disabled turns the fast path off (tests and A/B measurements).
 	disabled bool
 	hits     atomic.Int64 // executions served by the fast path
@@ -93,6 +96,7 @@ func (f *fastStmts) put(conn, id uint32, e *fastEntry, live map[uint32]*mysql.Pr
 func (f *fastStmts) dropConn(conn uint32) {
 	f.mu.Lock()
 	delete(f.conns, conn)
+	delete(f.text, conn)
 	f.mu.Unlock()
 }
 
@@ -149,6 +153,14 @@ func (h *handler) fastExecute(ctx context.Context, c *mysql.Conn, p *mysql.Prepa
 	if err != nil {
 		return true, err
 	}
+	return h.fastRun(sqlCtx, c, query, e, node, cb)
+}
+
+// fastRun runs node, the bound fast statement of entry e, as
+// go-mysql-server's handler runs a bound plan; handled is false when the
+// statement must go through go-mysql-server after all (nothing was sent
+// then).
+func (h *handler) fastRun(sqlCtx *gms.Context, c *mysql.Conn, query string, e *fastEntry, node gms.Node, cb func(*sqltypes.Result) error) (handled bool, err error) {
 	if ok, _ := gms.HasDefaultValue(sqlCtx, sqlCtx.Session, "sql_select_limit"); !ok {
 		return false, nil
 	}

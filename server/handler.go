@@ -187,7 +187,13 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		return h.done(c, query, err)
 	}
 	err = unwrapAbandoned(h.run(ctx, c, query, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
-		return h.Handler.ComQuery(ctx, c, query, gate(cb))
+		gated := gate(cb)
+		// The fast path (fasttext.go) runs here too, so that KILL and
+		// max_execution_time stop it as they stop the slow path.
+		if handled, ferr := h.fastQuery(ctx, c, query, func(r *sqltypes.Result) error { return gated(r, false) }); handled {
+			return ferr
+		}
+		return h.Handler.ComQuery(ctx, c, query, gated)
 	}))
 	if err == nil {
 		h.afterKill(query)
@@ -231,8 +237,18 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	// whose type statementType sees.
 	var got string
 	err = h.run(ctx, c, first, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+		gated := gate(h.spool(c, query, cb))
+		// A text without ';' is one statement (fasttext.go), whose
+		// process-list entry go-mysql-server trims.
+		one := gms.RemoveSpaceAndDelimiter(query, ';')
+		if !strings.Contains(one, ";") {
+			if handled, ferr := h.fastQuery(ctx, c, one, func(r *sqltypes.Result) error { return gated(r, false) }); handled {
+				got = ""
+				return ferr
+			}
+		}
 		var rerr error
-		got, rerr = h.Handler.ComMultiQuery(ctx, c, query, gate(h.spool(c, query, cb)))
+		got, rerr = h.Handler.ComMultiQuery(ctx, c, query, gated)
 		return rerr
 	})
 	stmt := query

@@ -65,6 +65,9 @@ type FastStmt struct {
 	sum      bool   // SELECT SUM(cols[0]): its only result column
 	sumName  string // the result column's name, as written
 	sumArg   *gms.Column
+	// text: a text statement (PrepareFastText), whose result columns must
+	// describe themselves exactly as go-mysql-server's do
+	text bool
 
 	dml *fastDML // a write statement (fastpath_dml.go)
 	// BEGIN / START TRANSACTION [READ ONLY | READ WRITE] and COMMIT run
@@ -101,6 +104,33 @@ func (e *Engine) PrepareFast(ctx *gms.Context, query string) *FastStmt {
 	return fs
 }
 
+// PrepareFastText recognises a text statement (COM_QUERY) whose literals
+// sqlparser.Normalize has turned into bind variables. shape is false when
+// the statement is not one the text fast path serves whatever the schema,
+// which the caller may remember; st is nil also when the statement does
+// not fit the current schema, which a later statement may change.
+func (e *Engine) PrepareFastText(ctx *gms.Context, stmt sqlparser.Statement) (st *FastStmt, shape bool) {
+	fs := parseFastStmt(stmt)
+	// BEGIN and COMMIT have no literals. SUM's result column is named by
+	// the text as written (spacing, case), which the normalized statement
+	// the caller keys its cache by does not keep. With ORDER BY,
+	// go-mysql-server's result columns lose their PRI_KEY and
+	// AUTO_INCREMENT flags or keep them depending on its plan (a sort by
+	// the key of SELECT * is no sort), which the fast path does not follow.
+	if fs == nil || fs.txn != 0 || fs.sum || fs.orderBy != "" {
+		return nil, false
+	}
+	fs.e, fs.text = e, true
+	db := fs.db
+	if db == "" {
+		db = ctx.GetCurrentDatabase()
+	}
+	if err := fs.resolve(e.schemaFor(ctx), db); err != nil {
+		return nil, true
+	}
+	return fs, true
+}
+
 // Counters returns the status variables go-mysql-server increments for
 // one execution of the statement ("Questions" when it starts, "Com_select"
 // or "Com_update", ... while it binds it); the server increments them when
@@ -131,6 +161,11 @@ func parseFast(query string) *FastStmt {
 	if err != nil {
 		return nil
 	}
+	return parseFastStmt(stmt)
+}
+
+// parseFastStmt matches a parsed statement against the served shapes.
+func parseFastStmt(stmt sqlparser.Statement) *FastStmt {
 	switch st := stmt.(type) {
 	case *sqlparser.Begin:
 		fs := &FastStmt{txn: txnBegin}
@@ -343,6 +378,15 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 			}
 			fs.sumArg = sch[0]
 			sch = gms.Schema{{Name: fs.sumName, Type: types.Float64}}
+		}
+	}
+	if fs.text && !fs.star {
+		// Whether go-mysql-server's result columns keep these flags
+		// depends on the plan it makes of the projection.
+		for _, c := range sch {
+			if c.PrimaryKey || c.AutoIncrement {
+				return ErrFastFallback
+			}
 		}
 	}
 	fs.orderPos = -1

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// The fast path for text statements (COM_QUERY). Clients that put their
+// values into the statement text (PyMySQL, go-sql-driver with
+// interpolateParams, sysbench's oltp_insert) would otherwise pay for
+// go-mysql-server's parse, bind and analysis on every statement. The
+// statement's literals are turned into bind variables
+// (sqlparser.Normalize); if the result is a shape the prepared-statement
+// fast path serves, it runs as an execution of that prepared statement
+// would.
+//
+// That is exact because go-mysql-server binds a parameter by turning it
+// back into a literal (sqlparser.ExprFromValue): an Int64 bind variable
+// becomes the IntVal and a VarBinary one the StrVal that Normalize took
+// it from, so the prepared statement with these values means what the
+// text meant. Normalize's other kind, Float64, comes back as a float
+// where the text had a DECIMAL (1.5) and is refused, like IN lists.
+// Literals Normalize leaves alone (NULL, TRUE, hex, bit, introducers such
+// as _utf8mb4'x', which wrap the string) leave an expression where the
+// shape wants a parameter, so the statement is not a fast shape.
+
+// textCacheSize bounds the normalized statements kept per connection.
+const textCacheSize = 64
+
+// textGet returns the entry of a connection's normalized statement; an
+// entry without stmt records a statement that is no fast shape.
+func (f *fastStmts) textGet(conn uint32, key string) (e *fastEntry, found bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, found = f.text[conn][key]
+	return e, found
+}
+
+func (f *fastStmts) textPut(conn uint32, key string, e *fastEntry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.text == nil {
+		f.text = map[uint32]map[string]*fastEntry{}
+	}
+	m := f.text[conn]
+	if m == nil {
+		m = map[string]*fastEntry{}
+		f.text[conn] = m
+	}
+	if len(m) >= textCacheSize {
+		// An arbitrary victim: a client with more distinct statements
+		// than this cycles through them whatever is evicted.
+		for k := range m {
+			delete(m, k)
+			break
+		}
+	}
+	m[key] = e
+}
+
+func (f *fastStmts) off() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.disabled || fastPathOff
+}
+
+// textCandidate is the cheap test a text statement must pass before it is
+// parsed: one statement (no ';', which could start another), no comment
+// that could be a hint or versioned code, and a first keyword the fast
+// path serves.
+func textCandidate(q string) bool {
+	if strings.IndexByte(q, ';') >= 0 || strings.Contains(q, "/*") || len(q) < 7 {
+		return false
+	}
+	kw := q[:6]
+	return strings.EqualFold(kw, "select") || strings.EqualFold(kw, "update") ||
+		strings.EqualFold(kw, "delete") || strings.EqualFold(kw, "insert")
+}
+
+// fastQuery serves a text statement through the fast path; handled is
+// false when go-mysql-server must run it (nothing was sent then).
+func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, query string, cb func(*sqltypes.Result) error) (handled bool, err error) {
+	fs := &h.s.fast
+	// go-mysql-server trims the statement so before parsing it.
+	q := gms.RemoveSpaceAndDelimiter(query, ';')
+	if fs.off() || !textCandidate(q) {
+		return false, nil
+	}
+	sm := h.sessions()
+	if sm == nil {
+		return false, nil
+	}
+	sqlCtx, err := sm.NewContextWithQuery(ctx, c, query)
+	if err != nil {
+		return false, nil
+	}
+	// The sql_mode's parser options (ANSI_QUOTES) are go-mysql-server's.
+	stmt, err := sqlparser.ParseWithOptions(sqlCtx, q, gms.LoadSqlMode(sqlCtx).ParserOptions())
+	if err != nil {
+		return false, nil
+	}
+	// Placeholders of the text's own would share names with those
+	// Normalize makes.
+	if len(sqlparser.GetBindvars(stmt)) > 0 {
+		return false, nil
+	}
+	vars := map[string]*querypb.BindVariable{}
+	sqlparser.Normalize(stmt, vars, "v")
+	for _, bv := range vars {
+		if bv.Type != sqltypes.Int64 && bv.Type != sqltypes.VarBinary {
+			return false, nil
+		}
+	}
+	key := sqlparser.String(stmt)
+	e, found := fs.textGet(c.ConnectionID, key)
+	if !found {
+		st, shape := h.s.engine.PrepareFastText(sqlCtx, stmt)
+		switch {
+		case st != nil:
+			e = &fastEntry{query: key, stmt: st}
+			fs.textPut(c.ConnectionID, key, e)
+		case !shape:
+			fs.textPut(c.ConnectionID, key, &fastEntry{query: key})
+		}
+	}
+	if e == nil || e.stmt == nil {
+		return false, nil
+	}
+	node, ok := e.stmt.Bind(vars)
+	if !ok {
+		return false, nil
+	}
+	return h.fastRun(sqlCtx, c, query, e, node, cb)
+}
