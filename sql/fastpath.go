@@ -342,7 +342,10 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 		fs.m, fs.dbUsed = m, db
 		return nil
 	}
-	if m.handlePos < 0 || !strings.EqualFold(m.schema[m.handlePos].Name, fs.key) {
+	// A table with a virtual column decodes whole rows whatever the
+	// projection (the virtual values are computed over them), which the
+	// fast nodes' projected decoding does not do.
+	if m.hasVirtual || m.handlePos < 0 || !strings.EqualFold(m.schema[m.handlePos].Name, fs.key) {
 		return ErrFastFallback
 	}
 	t := &Table{m: m}

@@ -474,4 +474,11 @@ func TestGeneratedColumns(t *testing.T) {
 	expectRows(t, db, "SELECT id, a, b, c, s FROM g ORDER BY id", "1,5,10,6,x5", "2,NULL,NULL,NULL,NULL", "3,7,14,8,x7")
 	mustExec(t, db, "INSERT INTO g (id, a) VALUES (6, 1)")
 	expectRows(t, db, "SELECT b, c FROM g WHERE id = 6", "2,2")
+	// The same as a prepared statement (the fast path's shape).
+	st, err := db.Prepare("SELECT b, c FROM g WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	expectArgs(t, stmtQuerier{st}, "", []any{6}, "2,2")
 }
