@@ -6,6 +6,8 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
 // Connection limits as MySQL enforces them. Every accepted socket counts
@@ -19,24 +21,6 @@ import (
 // The whole handshake must be done within connect_timeout seconds, so
 // that sockets that never authenticate do not hold slots.
 
-// globalInt is a global system variable's integer value, or def.
-func globalInt(name string, def int64) int64 {
-	_, v, ok := gms.SystemVariables.GetGlobal(name)
-	if !ok {
-		return def
-	}
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int:
-		return int64(x)
-	case uint64:
-		return int64(x)
-	case int8:
-		return int64(x)
-	}
-	return def
-}
 
 func errTooManyConnections() *mysql.SQLError {
 	return mysql.NewSQLError(mysql.ERConCount, "08004", "Too many connections")
@@ -46,10 +30,10 @@ func errTooManyConnections() *mysql.SQLError {
 // handshake.
 func (s *Server) accepted(c net.Conn) bool {
 	n := s.open.Add(1)
-	if n > globalInt("max_connections", 151)+1 {
+	if n > rsql.GlobalInt("max_connections", 151)+1 {
 		return false
 	}
-	c.SetDeadline(time.Now().Add(time.Duration(globalInt("connect_timeout", 10)) * time.Second))
+	c.SetDeadline(time.Now().Add(time.Duration(rsql.GlobalInt("connect_timeout", 10)) * time.Second))
 	return true
 }
 
@@ -73,7 +57,7 @@ func refuse(c net.Conn) {
 // over max_connections is refused unless the account may use the
 // administrator's slot, and the handshake's deadline goes.
 func (s *Server) admitted(c *mysql.Conn, g mysql.Getter) error {
-	if s.open.Load() > globalInt("max_connections", 151) && !s.connectionAdmin(g) {
+	if s.open.Load() > rsql.GlobalInt("max_connections", 151) && !s.connectionAdmin(g) {
 		return errTooManyConnections()
 	}
 	c.Conn.SetDeadline(time.Time{})

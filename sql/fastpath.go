@@ -534,18 +534,25 @@ func (n *pointSelect) WithChildren(children ...gms.Node) (gms.Node, error) {
 	return n, nil
 }
 
-// begin resolves the statement in the statement's transaction's schema
-// (the one its metadata lock holds).
-func (fs *FastStmt) begin(ctx *gms.Context) (*Transaction, error) {
+// resolveIn resolves the statement in the schema of ctx's transaction and
+// returns the transaction and the database it resolved under.
+func (fs *FastStmt) resolveIn(ctx *gms.Context) (*Transaction, string, error) {
 	tx, err := txnFrom(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	db := fs.db
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
 	}
-	if err := fs.resolve(tx.schema, db); err != nil {
+	return tx, db, fs.resolve(tx.schema, db)
+}
+
+// begin resolves the statement in the statement's transaction's schema
+// (the one its metadata lock holds).
+func (fs *FastStmt) begin(ctx *gms.Context) (*Transaction, error) {
+	tx, _, err := fs.resolveIn(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if !fs.e.mayRead(ctx, fs.m) {

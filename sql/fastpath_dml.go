@@ -448,15 +448,8 @@ func (e *Engine) mayWrite(ctx *gms.Context, m *tableMeta, privs ...gms.Privilege
 
 func (n *dmlExec) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	fs := n.fs
-	tx, err := txnFrom(ctx)
+	tx, db, err := fs.resolveIn(ctx)
 	if err != nil {
-		return nil, err
-	}
-	db := fs.db
-	if db == "" {
-		db = ctx.GetCurrentDatabase()
-	}
-	if err := fs.resolve(tx.schema, db); err != nil {
 		return nil, err
 	}
 	// A read-only transaction's refusal is go-mysql-server's to give, and

@@ -55,14 +55,7 @@ func (t *tablesTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.RowI
 	if err != nil {
 		return nil, err
 	}
-	col := func(name string) int {
-		for i, c := range t.Schema() {
-			if strings.EqualFold(c.Name, name) {
-				return i
-			}
-		}
-		return -1
-	}
+	col := t.Schema().IndexOfColName
 	ti := &tablesIter{RowIter: it, e: t.e, schema: col("TABLE_SCHEMA"), table: col("TABLE_NAME"), rows: col("TABLE_ROWS"),
 		avg: col("AVG_ROW_LENGTH"), data: col("DATA_LENGTH"), index: col("INDEX_LENGTH")}
 	if ti.schema < 0 || ti.table < 0 || ti.rows < 0 || ti.avg < 0 || ti.data < 0 || ti.index < 0 {
@@ -132,14 +125,7 @@ func (t *statisticsTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.
 	if err != nil {
 		return nil, err
 	}
-	col := func(name string) int {
-		for i, c := range t.Schema() {
-			if strings.EqualFold(c.Name, name) {
-				return i
-			}
-		}
-		return -1
-	}
+	col := t.Schema().IndexOfColName
 	s := &statisticsIter{RowIter: it, e: t.e, schema: col("TABLE_SCHEMA"), table: col("TABLE_NAME"), index: col("INDEX_NAME"),
 		seq: col("SEQ_IN_INDEX"), card: col("CARDINALITY"), sub: col("SUB_PART"), cache: map[string][]int64{}}
 	if s.schema < 0 || s.table < 0 || s.index < 0 || s.seq < 0 || s.card < 0 || s.sub < 0 {

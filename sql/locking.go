@@ -55,14 +55,23 @@ func classify(q string) stmtKind {
 	case strings.EqualFold(w, "INSERT"), strings.EqualFold(w, "REPLACE"):
 		return stmtInsert
 	case strings.EqualFold(w, "SELECT"), strings.EqualFold(w, "WITH"), strings.EqualFold(w, "TABLE"):
-		if len(q) > 16 {
-			u := strings.ToUpper(q)
-			if strings.Contains(u, "FOR UPDATE") || strings.Contains(u, "FOR SHARE") || strings.Contains(u, "LOCK IN SHARE MODE") {
-				return stmtLock
-			}
+		if containsFold(q, "FOR UPDATE") || containsFold(q, "FOR SHARE") || containsFold(q, "LOCK IN SHARE MODE") {
+			return stmtLock
 		}
 	}
 	return stmtRead
+}
+
+// containsFold reports whether s contains the upper-case ASCII word w in
+// any case, without copying s (every SELECT is classified).
+func containsFold(s, w string) bool {
+	first := w[0] | 0x20
+	for i := 0; i+len(w) <= len(s); i++ {
+		if s[i]|0x20 == first && strings.EqualFold(s[i:i+len(w)], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstWord is the statement's first keyword, past spaces, comments and

@@ -111,7 +111,8 @@ func globalString(name string) string {
 	return s
 }
 
-func globalInt(name string, def int64) int64 {
+// GlobalInt is a global system variable's integer value, or def.
+func GlobalInt(name string, def int64) int64 {
 	_, v, ok := gms.SystemVariables.GetGlobal(name)
 	if !ok {
 		return def
@@ -132,15 +133,15 @@ func globalInt(name string, def int64) int64 {
 func ddlSettings() ddl.Settings {
 	return ddl.Settings{
 		Workers:      int(reorgWorkers.Load()),
-		BatchSize:    int(globalInt("tidb_ddl_reorg_batch_size", 256)),
-		BatchDelay:   time.Duration(globalInt("reorgdb_ddl_reorg_batch_delay_ms", 0)) * time.Millisecond,
-		MDLWarnAfter: time.Duration(globalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
-		FastReorg:    globalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
-		BufferBytes:  globalInt("innodb_ddl_buffer_size", 256<<20),
-		Threads:      int(globalInt("innodb_ddl_threads", 0)),
-		CPUShare:     int(globalInt("reorgdb_ddl_cpu_share", defaultCPUShare)),
+		BatchSize:    int(GlobalInt("tidb_ddl_reorg_batch_size", 256)),
+		BatchDelay:   time.Duration(GlobalInt("reorgdb_ddl_reorg_batch_delay_ms", 0)) * time.Millisecond,
+		MDLWarnAfter: time.Duration(GlobalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
+		FastReorg:    GlobalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
+		BufferBytes:  GlobalInt("innodb_ddl_buffer_size", 256<<20),
+		Threads:      int(GlobalInt("innodb_ddl_threads", 0)),
+		CPUShare:     int(GlobalInt("reorgdb_ddl_cpu_share", defaultCPUShare)),
 		StallPhase:   globalString("reorgdb_ddl_test_stall_phase"),
-		DiskQuota:    globalInt("tidb_ddl_disk_quota", 100<<30),
+		DiskQuota:    GlobalInt("tidb_ddl_disk_quota", 100<<30),
 	}
 }
 
