@@ -21,7 +21,6 @@ import (
 // The whole handshake must be done within connect_timeout seconds, so
 // that sockets that never authenticate do not hold slots.
 
-
 func errTooManyConnections() *mysql.SQLError {
 	return mysql.NewSQLError(mysql.ERConCount, "08004", "Too many connections")
 }
