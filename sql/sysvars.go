@@ -94,12 +94,9 @@ func registerTestingVariables() {
 }
 
 // defaultCPUShare is the percent of the CPUs an index build may take while
-// user transactions run (reorgdb_ddl_cpu_share). Under sysbench
-// oltp_read_write at 4 threads on 2 cores, 10 kept 78-88% of the TPS
-// during the build (median 82%, 4 runs) at about 10x the idle build time,
-// 25 kept 67-77% (median 71%) at 4.5x: the workload comes first, and the
-// build stays several times faster than MariaDB's under the same load
-// (docs/benchmarks.md, session 4).
+// user transactions run (reorgdb_ddl_cpu_share). The workload comes first:
+// a lower share keeps more of its throughput at the price of a longer
+// build (the measured trade is in docs/benchmarks.md).
 const defaultCPUShare = 10
 
 func globalString(name string) string {
