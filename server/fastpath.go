@@ -33,9 +33,13 @@ type fastStmts struct {
 	// text statements of each connection by their normalized text
 	// (fasttext.go)
 	text map[uint32]map[string]*fastEntry
+	// token keys of text statements (texttokens.go)
+	shapes map[uint32]map[string]*textShape
 	// disabled turns the fast path off (tests and A/B measurements).
 	disabled bool
 	hits     atomic.Int64 // executions served by the fast path
+	// text statements recognised by their token key, without parsing
+	shapeHits atomic.Int64
 }
 
 type fastEntry struct {
@@ -97,6 +101,7 @@ func (f *fastStmts) dropConn(conn uint32) {
 	f.mu.Lock()
 	delete(f.conns, conn)
 	delete(f.text, conn)
+	delete(f.shapes, conn)
 	f.mu.Unlock()
 }
 

@@ -33,6 +33,33 @@ import (
 // textCacheSize bounds the normalized statements kept per connection.
 const textCacheSize = 64
 
+// shapeGet returns the cached shape of a connection's token key.
+func (f *fastStmts) shapeGet(conn uint32, key string) *textShape {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.shapes[conn][key]
+}
+
+func (f *fastStmts) shapePut(conn uint32, key string, s *textShape) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shapes == nil {
+		f.shapes = map[uint32]map[string]*textShape{}
+	}
+	m := f.shapes[conn]
+	if m == nil {
+		m = map[string]*textShape{}
+		f.shapes[conn] = m
+	}
+	if len(m) >= textCacheSize {
+		for k := range m {
+			delete(m, k)
+			break
+		}
+	}
+	m[key] = s
+}
+
 // textGet returns the entry of a connection's normalized statement; an
 // entry without stmt records a statement that is no fast shape.
 func (f *fastStmts) textGet(conn uint32, key string) (e *fastEntry, found bool) {
@@ -101,23 +128,62 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, query string, cb
 		return false, nil
 	}
 	// The sql_mode's parser options (ANSI_QUOTES) are go-mysql-server's.
-	stmt, err := sqlparser.ParseWithOptions(sqlCtx, q, gms.LoadSqlMode(sqlCtx).ParserOptions())
-	if err != nil {
+	opts := gms.LoadSqlMode(sqlCtx).ParserOptions()
+	tokKey, lits, tokOK := textTokens(q, opts.AnsiQuotes)
+	if tokOK {
+		if sh := fs.shapeGet(c.ConnectionID, tokKey); sh != nil {
+			if sh.e == nil {
+				return false, nil
+			}
+			if vars, ok := sh.bind(lits); ok {
+				if node, ok := sh.e.stmt.Bind(vars); ok {
+					fs.shapeHits.Add(1)
+					return h.fastRun(sqlCtx, c, query, sh.e, node, cb)
+				}
+			}
+		}
+	}
+	e, key, vars, notFast := h.parseText(sqlCtx, c, q, opts)
+	if tokOK && notFast && litsBindable(lits) {
+		fs.shapePut(c.ConnectionID, tokKey, &textShape{})
+	}
+	if e == nil {
 		return false, nil
+	}
+	node, ok := e.stmt.Bind(vars)
+	if !ok {
+		return false, nil
+	}
+	if tokOK {
+		if sh := shapeOf(e, lits, key, vars); sh != nil {
+			fs.shapePut(c.ConnectionID, tokKey, sh)
+		}
+	}
+	return h.fastRun(sqlCtx, c, query, e, node, cb)
+}
+
+// parseText parses and normalizes a text statement and finds its fast
+// statement (e nil if none); notFast says its shape is one the fast path
+// never serves, whatever its literals.
+func (h *handler) parseText(sqlCtx *gms.Context, c *mysql.Conn, q string, opts sqlparser.ParserOptions) (e *fastEntry, key string, vars map[string]*querypb.BindVariable, notFast bool) {
+	fs := &h.s.fast
+	stmt, err := sqlparser.ParseWithOptions(sqlCtx, q, opts)
+	if err != nil {
+		return nil, "", nil, false
 	}
 	// Placeholders of the text's own would share names with those
 	// Normalize makes.
 	if len(sqlparser.GetBindvars(stmt)) > 0 {
-		return false, nil
+		return nil, "", nil, false
 	}
-	vars := map[string]*querypb.BindVariable{}
+	vars = map[string]*querypb.BindVariable{}
 	sqlparser.Normalize(stmt, vars, "v")
 	for _, bv := range vars {
 		if bv.Type != sqltypes.Int64 && bv.Type != sqltypes.VarBinary {
-			return false, nil
+			return nil, "", nil, false
 		}
 	}
-	key := sqlparser.String(stmt)
+	key = sqlparser.String(stmt)
 	e, found := fs.textGet(c.ConnectionID, key)
 	if !found {
 		st, shape := h.s.engine.PrepareFastText(sqlCtx, stmt)
@@ -126,15 +192,15 @@ func (h *handler) fastQuery(ctx context.Context, c *mysql.Conn, query string, cb
 			e = &fastEntry{query: key, stmt: st}
 			fs.textPut(c.ConnectionID, key, e)
 		case !shape:
-			fs.textPut(c.ConnectionID, key, &fastEntry{query: key})
+			e = &fastEntry{query: key}
+			fs.textPut(c.ConnectionID, key, e)
 		}
 	}
-	if e == nil || e.stmt == nil {
-		return false, nil
+	if e == nil {
+		return nil, key, vars, false
 	}
-	node, ok := e.stmt.Bind(vars)
-	if !ok {
-		return false, nil
+	if e.stmt == nil {
+		return nil, key, vars, true
 	}
-	return h.fastRun(sqlCtx, c, query, e, node, cb)
+	return e, key, vars, false
 }

@@ -68,12 +68,18 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	h.waitPrev(c)
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		st.endStatements()
+	}
 	defer h.s.conns.Delete(c.ConnectionID)
 	h.s.fast.dropConn(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 
 func (h *handler) ConnectionAborted(c *mysql.Conn, reason string) error {
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		st.endStatements()
+	}
 	h.s.conns.Delete(c.ConnectionID)
 	h.s.fast.dropConn(c.ConnectionID)
 	return h.Handler.ConnectionAborted(c, reason)

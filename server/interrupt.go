@@ -22,7 +22,8 @@ import (
 // Statements that cannot be stopped from inside: go-mysql-server's parser
 // and analyzer look at no context (an IN list of 100,000 values or a UNION
 // of 10,000 SELECTs spend minutes in quadratic analyzer code). So, as
-// MySQL's KILL does, a statement runs on a goroutine of its own while the
+// MySQL's KILL does, a statement runs on a goroutine other than the
+// connection's (one per connection, connState.goStatement), while the
 // connection's goroutine waits for it, for a KILL of it, for its
 // max_execution_time, or for its client to disconnect. When one of those
 // comes first the statement is abandoned: the client gets its error at
@@ -212,7 +213,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, timed bo
 	done := make(chan struct{})
 	var err error
 	h.s.background.Add(1)
-	go func() {
+	st.goStatement(func() {
 		defer h.s.background.Add(-1)
 		defer close(done)
 		defer func() {
@@ -222,7 +223,7 @@ func (h *handler) run(ctx context.Context, c *mysql.Conn, query string, timed bo
 			}
 		}()
 		err = fn(qctx, r.gate)
-	}()
+	})
 
 	var watch *watcher
 	timer := time.NewTimer(watchAfter)

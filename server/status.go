@@ -45,6 +45,35 @@ type connState struct {
 	// prev is closed when the goroutine of an abandoned statement is
 	// done; only the connection's goroutine uses it.
 	prev chan struct{}
+	// work feeds the goroutine that runs the connection's statements
+	// (interrupt.go); only the connection's goroutine uses it.
+	work chan func()
+}
+
+// goStatement runs f on the connection's statement goroutine. That one
+// goroutine serves every statement of the connection, so its stack stays
+// as deep as go-mysql-server's call chains need: a new goroutine per
+// statement would copy its stack several times over as it grows. The
+// caller has waited for any earlier statement (waitPrev), so the
+// goroutine is free.
+func (st *connState) goStatement(f func()) {
+	if st.work == nil {
+		st.work = make(chan func())
+		go func(work <-chan func()) {
+			for f := range work {
+				f()
+			}
+		}(st.work)
+	}
+	st.work <- f
+}
+
+// endStatements lets the statement goroutine end once it is idle.
+func (st *connState) endStatements() {
+	if st.work != nil {
+		close(st.work)
+		st.work = nil
+	}
 }
 
 // waitPrev waits until no abandoned statement uses the session.
