@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,12 @@ type Config struct {
 	// MaxConnections is max_connections' value at startup; 0 keeps
 	// MySQL's default, 151.
 	MaxConnections int
+	// SSLCert, SSLKey and SSLCA are the PEM files of TLS (mysqld's
+	// ssl_cert, ssl_key, ssl_ca); with none given, a CA and a server
+	// certificate are generated into DataDir on first start.
+	SSLCert, SSLKey, SSLCA string
+	// RequireSecureTransport is require_secure_transport at startup.
+	RequireSecureTransport bool
 }
 
 // Server is a running ReorgDB server.
@@ -72,6 +79,7 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 	stmts   *prometheus.CounterVec
+	tls     *tls.Config
 	done    chan error
 	conns   sync.Map  // connection id -> *connState
 	fast    fastStmts // prepared statements on the fast path (fastpath.go)
@@ -117,6 +125,14 @@ func Start(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("--max-connections: %w", err)
 		}
 	}
+	rst := int8(0)
+	if cfg.RequireSecureTransport {
+		rst = 1
+	}
+	if err := gms.SystemVariables.AssignValues(map[string]any{"require_secure_transport": rst}); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("--require-secure-transport: %w", err)
+	}
 	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir, Testing: cfg.Testing, DataDir: cfg.DataDir})
 	if err != nil {
 		store.Close()
@@ -125,6 +141,10 @@ func Start(cfg Config) (*Server, error) {
 	addStrictUpdateRule(eng.SQL.Analyzer)
 	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
 	if err := s.setupUsers(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := s.setupTLS(); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -148,6 +168,10 @@ func Start(cfg Config) (*Server, error) {
 		}
 		base := gms.NewBaseSessionWithClientServer(addr, gms.Client{Address: host, User: conn.User, Capabilities: conn.Capabilities}, conn.ConnectionID)
 		sess := eng.NewSession(base)
+		if ts, ok := tlsSession(conn); ok {
+			base.SetStatusVariable(gms.NewEmptyContext(), "Ssl_cipher", tls.CipherSuiteName(ts.CipherSuite))
+			base.SetStatusVariable(gms.NewEmptyContext(), "Ssl_version", tlsVersionName(ts.Version))
+		}
 		if st := s.connState(conn.ConnectionID); st != nil {
 			st.mu.Lock()
 			if st.sess == nil {
