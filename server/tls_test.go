@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -257,5 +260,88 @@ func TestTLSMariadbCLI(t *testing.T) {
 	out, err = run("--ssl", "-e", "SELECT 1")
 	if err != nil || out != "1" {
 		t.Errorf("mariadb --ssl with require_secure_transport=ON: %v %q", err, out)
+	}
+}
+
+// TestTLSDisconnectCancelsStatement: the server notices a TLS client that
+// goes away while its statement runs, as it does a plain one, and the
+// statement stops; KILL QUERY stops a TLS client's statement with 1317.
+func TestTLSDisconnectCancelsStatement(t *testing.T) {
+	s := testserver.Start(t)
+	admin := s.DB("")
+	db := openDSN(t, "root:@tcp("+s.Addr()+")/?tls=skip-verify")
+	run := func(ctx context.Context) (*sql.Conn, int64, chan error) {
+		c, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id int64
+		if err := c.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.ExecContext(ctx, "SELECT SLEEP(60)")
+			done <- err
+		}()
+		waitRunning(t, admin, id)
+		return c, id, done
+	}
+
+	c, id, done := run(context.Background())
+	if _, err := admin.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+		t.Fatal(err)
+	}
+	var me *mysql.MySQLError
+	if err := within(t, "KILL QUERY", done); !errors.As(err, &me) || me.Number != 1317 {
+		t.Errorf("KILL QUERY of a TLS client's statement: %v, want 1317", err)
+	}
+	c.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	c, id, done = run(ctx)
+	cancel() // go-sql-driver closes the socket
+	within(t, "cancelled statement", done)
+	c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int
+		if err := admin.QueryRow("SELECT COUNT(*) FROM information_schema.processlist WHERE id = ?", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("5 s after a TLS client disconnected, its statement still runs")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRequireSSLAccountRefused: go-mysql-server cannot keep an account's
+// REQUIRE clause, so CREATE USER ... REQUIRE SSL is refused with 1235
+// rather than creating an account that does not require TLS; REQUIRE
+// NONE, which asks for nothing, is accepted.
+func TestRequireSSLAccountRefused(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("")
+	for _, q := range []string{
+		"CREATE USER 'r1'@'%' IDENTIFIED BY 'pw' REQUIRE SSL",
+		"create user r1 require x509",
+		"CREATE USER r1 REQUIRE SUBJECT '/CN=client'",
+	} {
+		_, err := db.Exec(q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user = 'r1'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("refused CREATE USER left %d accounts, %v", n, err)
+	}
+	if _, err := db.Exec("CREATE USER r2 REQUIRE NONE"); err != nil {
+		t.Errorf("CREATE USER ... REQUIRE NONE: %v", err)
 	}
 }
