@@ -106,6 +106,11 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
+	setVersionVariables()
+	tlsConf, err := loadTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger,
 		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval,
 		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize})
@@ -116,7 +121,6 @@ func Start(cfg Config) (*Server, error) {
 		cfg.TempDir = filepath.Join(cfg.DataDir, "ddl-tmp")
 	}
 	validateSystemVariables()
-	setVersionVariables()
 	// Flags first: the engine then applies the persisted variables
 	// (SET PERSIST), which win over flags as in MySQL.
 	if cfg.MaxConnections != 0 {
@@ -139,12 +143,8 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	addStrictUpdateRule(eng.SQL.Analyzer)
-	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
+	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1), tls: tlsConf}
 	if err := s.setupUsers(); err != nil {
-		store.Close()
-		return nil, err
-	}
-	if err := s.setupTLS(); err != nil {
 		store.Close()
 		return nil, err
 	}

@@ -40,29 +40,29 @@ const (
 // tlsFiles are the PEM files the server's TLS uses.
 type tlsFiles struct{ cert, key, ca string }
 
-// setupTLS loads or generates the server's certificate and sets the ssl
+// loadTLS loads or generates the server's certificate and sets the ssl
 // system variables to the files used.
-func (s *Server) setupTLS() error {
-	f, err := tlsPaths(s.cfg)
+func loadTLS(cfg Config) (*tls.Config, error) {
+	f, err := tlsPaths(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cert, err := tls.LoadX509KeyPair(f.cert, f.key)
 	if err != nil {
-		return fmt.Errorf("TLS: %w", err)
+		return nil, fmt.Errorf("TLS: %w", err)
 	}
 	conf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if f.ca != "" {
 		pool, err := loadCA(f.ca)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// Client certificates are optional, as in MySQL, where only an
 		// account's REQUIRE X509 makes them mandatory.
 		conf.ClientCAs, conf.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	}
-	s.tls = conf
-	return gms.SystemVariables.AssignValues(map[string]any{"ssl_cert": f.cert, "ssl_key": f.key, "ssl_ca": f.ca})
+	err = gms.SystemVariables.AssignValues(map[string]any{"ssl_cert": f.cert, "ssl_key": f.key, "ssl_ca": f.ca})
+	return conf, err
 }
 
 // tlsPaths returns the files named by the flags or, with none given,
@@ -70,7 +70,7 @@ func (s *Server) setupTLS() error {
 func tlsPaths(cfg Config) (tlsFiles, error) {
 	if cfg.SSLCert != "" || cfg.SSLKey != "" || cfg.SSLCA != "" {
 		if cfg.SSLCert == "" || cfg.SSLKey == "" {
-			return tlsFiles{}, errors.New("TLS: --ssl-cert and --ssl-key must be given together")
+			return tlsFiles{}, errors.New("TLS: --ssl-cert and --ssl-key must be given together (with --ssl-ca or without)")
 		}
 		return tlsFiles{cert: cfg.SSLCert, key: cfg.SSLKey, ca: cfg.SSLCA}, nil
 	}
@@ -88,7 +88,11 @@ func tlsPaths(cfg Config) (tlsFiles, error) {
 		}
 		return f, nil
 	case os.IsNotExist(certErr) && os.IsNotExist(keyErr):
-		return f, generateCerts(cfg.DataDir)
+		if err := generateCerts(cfg.DataDir); err != nil {
+			return tlsFiles{}, err
+		}
+		cfg.Logger.Info("generated a self-signed CA and server certificate for TLS", "ca", f.ca, "cert", f.cert)
+		return f, nil
 	case certErr == nil:
 		return tlsFiles{}, fmt.Errorf("TLS: %s exists without %s", f.cert, f.key)
 	default:

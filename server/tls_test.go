@@ -163,7 +163,10 @@ func TestTLSCertificateFlags(t *testing.T) {
 		t.Errorf("@@ssl_cert = %q, %v", cert, err)
 	}
 	s.Close()
-	_, err := server.Start(server.Config{DataDir: t.TempDir(), StatusPort: -1, SSLCert: filepath.Join(certs, "server-cert.pem")})
+	bad, err := server.Start(server.Config{DataDir: t.TempDir(), StatusPort: -1, SSLCert: filepath.Join(certs, "server-cert.pem")})
+	if err == nil {
+		bad.Close()
+	}
 	if err == nil || !strings.Contains(err.Error(), "--ssl-key") {
 		t.Errorf("--ssl-cert without --ssl-key: %v", err)
 	}
