@@ -1,13 +1,16 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -346,5 +349,42 @@ func TestRequireSSLAccountRefused(t *testing.T) {
 	}
 	if _, err := db.Exec("CREATE USER r2 REQUIRE NONE"); err != nil {
 		t.Errorf("CREATE USER ... REQUIRE NONE: %v", err)
+	}
+}
+
+// TestTLSHandshakeTimeout: the greeting offers TLS (CLIENT_SSL), and a
+// client that asks for TLS and then sends nothing is closed after
+// connect_timeout, as one that never answers the greeting.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	s := testserver.Start(t)
+	root := s.DB("")
+	resetGlobals(t, s, "connect_timeout = 10")
+	if _, err := root.Exec("SET GLOBAL connect_timeout = 2"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc := &rawConn{t: t, c: c, r: bufio.NewReader(c)}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	hs := rc.readPacket()
+	pos := bytes.IndexByte(hs[1:], 0) + 2 + 4 + 8 + 1
+	if caps := binary.LittleEndian.Uint16(hs[pos:]); caps&0x800 == 0 {
+		t.Fatalf("greeting capabilities %#x without CLIENT_SSL", caps)
+	}
+	req := binary.LittleEndian.AppendUint32(nil, rawCapabilities|0x800)
+	req = binary.LittleEndian.AppendUint32(req, 1<<24)
+	req = append(req, 33)
+	req = append(req, make([]byte, 23)...)
+	rc.seq = 1
+	rc.writePacket(req)
+	start := time.Now()
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatalf("socket after the SSL request: %v, want closed by the server", err)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("closed after %v, want about 2s", d)
 	}
 }
