@@ -83,6 +83,9 @@ const (
 //     overflows vitess's 16-bit NULL-bitmap size and panics; protoConn
 //     decodes those parameters itself (manyparams.go).
 //
+// It also sets up TLS when the client asks for it (conntls.go), so that
+// all of this applies to TLS connections as well.
+//
 // All of this runs on the connection's goroutine, between commands, so
 // the connection's prepared statements are not in use.
 type protoConn struct {
@@ -92,7 +95,7 @@ type protoConn struct {
 	pending  []byte // a rewritten packet vitess has not read yet
 	lastFull bool   // the previous packet had the maximum size, so this one continues it
 	packets  int
-	off      bool    // the stream is opaque from here on (TLS that is not ours)
+	off      bool    // the stream is opaque from here on (a TLS request protoConn cannot serve)
 	srv      *Server // counts the connection (limits.go)
 	released atomic.Bool
 	s        *Server
