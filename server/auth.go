@@ -54,6 +54,7 @@ type authMethod struct {
 }
 
 func (m *authMethod) HandleUser(c *mysql.Conn, user string) bool {
+	tlsLogin(c)
 	if m.AuthMethod.HandleUser(c, user) {
 		return true
 	}
@@ -62,6 +63,9 @@ func (m *authMethod) HandleUser(c *mysql.Conn, user string) bool {
 
 func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, client []byte, addr net.Addr) (mysql.Getter, error) {
 	g, err := m.AuthMethod.HandleAuthPluginData(c, user, server, client, addr)
+	if err == nil {
+		err = secureEnough(c)
+	}
 	if err == nil {
 		err = m.s.admitted(c, g)
 	}
@@ -72,8 +76,8 @@ func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, cl
 		}
 		var se *mysql.SQLError
 		if errors.As(err, &se) && se.Num == mysql.ERAccessDeniedError {
-			if m.s.needsTLS(user, addr) {
-				m.s.log.Warn("login refused: the account uses caching_sha2_password, which needs TLS, and this server has no TLS yet",
+			if !c.TLSEnabled() && m.s.needsTLS(user, addr) {
+				m.s.log.Warn("login refused: the account uses caching_sha2_password, which needs a TLS connection",
 					"user", user, "client", addr.String())
 			}
 			return nil, accessDenied(user, addr, usedPassword(client))

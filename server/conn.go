@@ -39,6 +39,7 @@ func (l plainListener) Accept() (net.Conn, error) {
 			tc.SetNoDelay(true)
 		}
 		pc := &protoConn{Conn: c, br: bufio.NewReaderSize(c, 16<<10), srv: l.s}
+		pc.handshaking = l.s.tls != nil
 		if !l.s.accepted(pc) {
 			pc.release()
 			go refuse(pc)
@@ -82,6 +83,9 @@ const (
 //     overflows vitess's 16-bit NULL-bitmap size and panics; protoConn
 //     decodes those parameters itself (manyparams.go).
 //
+// It also sets up TLS when the client asks for it (conntls.go), so that
+// all of this applies to TLS connections as well.
+//
 // All of this runs on the connection's goroutine, between commands, so
 // the connection's prepared statements are not in use.
 type protoConn struct {
@@ -91,7 +95,7 @@ type protoConn struct {
 	pending  []byte // a rewritten packet vitess has not read yet
 	lastFull bool   // the previous packet had the maximum size, so this one continues it
 	packets  int
-	off      bool    // TLS: the stream is opaque from here on
+	off      bool    // the stream is opaque from here on (a TLS request protoConn cannot serve)
 	srv      *Server // counts the connection (limits.go)
 	released atomic.Bool
 	s        *Server
@@ -99,19 +103,23 @@ type protoConn struct {
 	// resetPending: COM_RESET_CONNECTION was passed on, and vitess will
 	// answer it with an OK packet whose status flags it hard-codes to 0.
 	resetPending atomic.Bool
+	tlsState
 }
 
 // Write passes vitess's packets on, giving the OK packet that answers
 // COM_RESET_CONNECTION the fresh session's status flags. vitess writes
 // that packet's header and body with two calls, unbuffered.
 func (pc *protoConn) Write(p []byte) (int, error) {
+	if pc.handshaking {
+		return pc.writeHandshake(p)
+	}
 	if pc.resetPending.Load() && pc.st != nil && len(p) >= 7 && p[0] == 0x00 && p[1] == 0 && p[2] == 0 {
 		pc.resetPending.Store(false)
 		b := append([]byte(nil), p...)
 		binary.LittleEndian.PutUint16(b[3:], pc.st.mc.StatusFlags)
-		return pc.Conn.Write(b)
+		return pc.writeOut(b)
 	}
-	return pc.Conn.Write(p)
+	return pc.writeOut(p)
 }
 
 // Close closes the socket and gives its max_connections slot back.
@@ -153,7 +161,23 @@ func (pc *protoConn) Read(p []byte) (int, error) {
 		if pc.packets == 1 && n >= 4 {
 			// The handshake response, or the SSL request that precedes it.
 			if b, err := pc.br.Peek(8); err == nil && binary.LittleEndian.Uint32(b[4:])&clientSSL != 0 {
-				pc.off = true
+				if pc.srv == nil || pc.srv.tls == nil || n != sslRequestLen {
+					pc.off = true
+				} else if err := pc.startTLS(); err != nil {
+					return 0, err
+				} else {
+					continue
+				}
+			}
+		}
+		if pc.shifted {
+			if seq == 0 {
+				pc.shifted = false
+			} else {
+				if pc.pending, err = pc.unshift(n); err != nil {
+					return 0, err
+				}
+				continue
 			}
 		}
 		if seq != 0 || cont || n == 0 || n == maxPacket || pc.st == nil || pc.off {
@@ -286,7 +310,7 @@ func (pc *protoConn) reply(err *mysql.SQLError) {
 	p := []byte{0xff, byte(err.Num), byte(err.Num >> 8), '#'}
 	p = append(p, (err.State + "HY000")[:5]...)
 	p = append(p, msg...)
-	pc.Conn.Write(packet(1, p))
+	pc.writeOut(packet(1, p))
 }
 
 // packet frames a payload shorter than 16 MiB.

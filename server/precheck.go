@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // precheck refuses, before go-mysql-server sees them, statements it would
@@ -19,10 +20,33 @@ func (h *handler) precheck(c *mysql.Conn, query string) error {
 	if err := h.checkKeyLimits(c, query); err != nil {
 		return err
 	}
+	if err := checkRequireTLS(query); err != nil {
+		return err
+	}
 	if strings.Contains(query, "@@") {
 		if near, bad := emptySysVar(query); bad {
 			return errSyntax(near)
 		}
+	}
+	return nil
+}
+
+// checkRequireTLS refuses CREATE USER ... REQUIRE SSL (or X509, CIPHER,
+// ISSUER, SUBJECT): go-mysql-server parses the clause and drops it, so
+// the account would be created without the requirement the
+// administrator asked for.
+func checkRequireTLS(query string) error {
+	t := strings.TrimLeft(query, " \t\r\n")
+	if len(t) < 6 || !strings.EqualFold(t[:6], "create") || !strings.Contains(strings.ToLower(t), "require") {
+		return nil
+	}
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return nil // go-mysql-server reports it
+	}
+	if cu, ok := stmt.(*sqlparser.CreateUser); ok && cu.TLSOptions != nil {
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
+			"This version of ReorgDB doesn't yet support 'REQUIRE SSL, X509, CIPHER, ISSUER or SUBJECT'; use require_secure_transport")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,12 @@ type Config struct {
 	// MaxConnections is max_connections' value at startup; 0 keeps
 	// MySQL's default, 151.
 	MaxConnections int
+	// SSLCert, SSLKey and SSLCA are the PEM files of TLS (mysqld's
+	// ssl_cert, ssl_key, ssl_ca); with none given, a CA and a server
+	// certificate are generated into DataDir on first start.
+	SSLCert, SSLKey, SSLCA string
+	// RequireSecureTransport is require_secure_transport at startup.
+	RequireSecureTransport bool
 }
 
 // Server is a running ReorgDB server.
@@ -72,6 +79,7 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 	stmts   *prometheus.CounterVec
+	tls     *tls.Config
 	done    chan error
 	conns   sync.Map  // connection id -> *connState
 	fast    fastStmts // prepared statements on the fast path (fastpath.go)
@@ -98,6 +106,11 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
+	setVersionVariables()
+	tlsConf, err := loadTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger,
 		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval,
 		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize})
@@ -108,7 +121,6 @@ func Start(cfg Config) (*Server, error) {
 		cfg.TempDir = filepath.Join(cfg.DataDir, "ddl-tmp")
 	}
 	validateSystemVariables()
-	setVersionVariables()
 	// Flags first: the engine then applies the persisted variables
 	// (SET PERSIST), which win over flags as in MySQL.
 	if cfg.MaxConnections != 0 {
@@ -117,13 +129,21 @@ func Start(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("--max-connections: %w", err)
 		}
 	}
+	rst := int8(0)
+	if cfg.RequireSecureTransport {
+		rst = 1
+	}
+	if err := gms.SystemVariables.AssignValues(map[string]any{"require_secure_transport": rst}); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("--require-secure-transport: %w", err)
+	}
 	eng, err := rsql.NewEngine(store, rsql.Options{Logger: cfg.Logger, TempDir: cfg.TempDir, Testing: cfg.Testing, DataDir: cfg.DataDir})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	addStrictUpdateRule(eng.SQL.Analyzer)
-	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1)}
+	s := &Server{cfg: cfg, store: store, engine: eng, started: time.Now(), log: cfg.Logger, done: make(chan error, 1), tls: tlsConf}
 	if err := s.setupUsers(); err != nil {
 		store.Close()
 		return nil, err
@@ -148,6 +168,10 @@ func Start(cfg Config) (*Server, error) {
 		}
 		base := gms.NewBaseSessionWithClientServer(addr, gms.Client{Address: host, User: conn.User, Capabilities: conn.Capabilities}, conn.ConnectionID)
 		sess := eng.NewSession(base)
+		if ts, ok := tlsSession(conn); ok {
+			base.SetStatusVariable(gms.NewEmptyContext(), "Ssl_cipher", tls.CipherSuiteName(ts.CipherSuite))
+			base.SetStatusVariable(gms.NewEmptyContext(), "Ssl_version", tlsVersionName(ts.Version))
+		}
 		if st := s.connState(conn.ConnectionID); st != nil {
 			st.mu.Lock()
 			if st.sess == nil {

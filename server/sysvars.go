@@ -23,6 +23,7 @@ func setVersionVariables() {
 			&gms.MysqlSystemVariable{Name: "version", Scope: global, Type: types.NewSystemStringType("version"), Default: Version},
 			&gms.MysqlSystemVariable{Name: "version_comment", Scope: global, Type: types.NewSystemStringType("version_comment"), Default: "ReorgDB"},
 		})
+		addTLSVariables()
 	})
 }
 
