@@ -192,10 +192,13 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if query, err = checkDDLOptions(query); err != nil {
 		return h.done(c, query, err)
 	}
+	if handled, ferr := h.fastInline(ctx, c, query, func(r *sqltypes.Result) error { return cb(r, false) }); handled {
+		return h.done(c, query, ferr)
+	}
 	err = unwrapAbandoned(h.run(ctx, c, query, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
 		gated := gate(cb)
-		// The fast path (fasttext.go) runs here too, so that KILL and
-		// max_execution_time stop it as they stop the slow path.
+		// The fast path (fasttext.go) runs here too, so that
+		// max_execution_time stops it as it stops the slow path.
 		if handled, ferr := h.fastQuery(ctx, c, query, func(r *sqltypes.Result) error { return gated(r, false) }); handled {
 			return ferr
 		}
@@ -205,6 +208,24 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		h.afterKill(query)
 	}
 	return h.done(c, query, err)
+}
+
+// fastInline serves a text statement through the fast path on the
+// connection's own goroutine, as the prepared fast path is served: what
+// such a statement waits for (row locks) ends on its
+// context, which KILL cancels, so it never needs abandoning (run), and a
+// hand-off to another goroutine would cost more than the statement. One
+// with a max_execution_time goes through run, whose timer stops it.
+func (h *handler) fastInline(ctx context.Context, c *mysql.Conn, query string, cb func(*sqltypes.Result) error) (handled bool, err error) {
+	st := h.s.connState(c.ConnectionID)
+	if st == nil {
+		return false, nil
+	}
+	st.waitPrev()
+	if execTimeout(st.session(), query) > 0 {
+		return false, nil
+	}
+	return h.fastQuery(ctx, c, query, cb)
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
@@ -239,14 +260,20 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if query, err = checkDDLOptions(query); err != nil {
 		return "", h.done(c, query, err)
 	}
+	// A text without ';' is one statement (fasttext.go), whose
+	// process-list entry go-mysql-server trims.
+	one := gms.RemoveSpaceAndDelimiter(query, ';')
+	if !strings.Contains(one, ";") {
+		spool := h.spool(c, query, cb)
+		if handled, ferr := h.fastInline(ctx, c, one, func(r *sqltypes.Result) error { return spool(r, false) }); handled {
+			return "", h.done(c, query, ferr)
+		}
+	}
 	// The callback gets the results of query's first statement only,
 	// whose type statementType sees.
 	var got string
 	err = h.run(ctx, c, first, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
 		gated := gate(h.spool(c, query, cb))
-		// A text without ';' is one statement (fasttext.go), whose
-		// process-list entry go-mysql-server trims.
-		one := gms.RemoveSpaceAndDelimiter(query, ';')
 		if !strings.Contains(one, ";") {
 			if handled, ferr := h.fastQuery(ctx, c, one, func(r *sqltypes.Result) error { return gated(r, false) }); handled {
 				got = ""
