@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"database/sql"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/reorgdb/reorgdb/internal/testserver"
@@ -46,4 +48,66 @@ func TestPrivilegeErrors(t *testing.T) {
 			t.Errorf("%s: got %v, want %d %q", c.q, err, c.code, c.msg)
 		}
 	}
+}
+
+// TestAccountsSurviveRestart: accounts and grants are stored in kv with
+// the data: after a restart the account logs in with its password and
+// keeps its grants, and an account file of an earlier version is moved
+// into kv at startup.
+func TestAccountsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := testserver.StartDir(t, dir)
+	root := s.DB("d")
+	for _, q := range []string{
+		"CREATE TABLE t (id INT PRIMARY KEY)",
+		"CREATE USER 'keep'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT ON d.* TO 'keep'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	root.Close()
+	s.Close()
+	if _, err := os.Stat(filepath.Join(dir, "mysql_users.db")); !os.IsNotExist(err) {
+		t.Fatalf("accounts written to a file beside kv: %v", err)
+	}
+	s = testserver.StartDir(t, dir)
+	checkKeep := func(s *testserver.Server) {
+		t.Helper()
+		keep, err := sql.Open("mysql", "keep:pw@tcp("+s.Addr()+")/d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer keep.Close()
+		if _, err := keep.Exec("SELECT * FROM t"); err != nil {
+			t.Fatalf("the account after a restart: %v", err)
+		}
+		_, err = keep.Exec("INSERT INTO t VALUES (1)")
+		expectCode(t, err, 1142)
+		bad, _ := sql.Open("mysql", "keep:wrong@tcp("+s.Addr()+")/d")
+		defer bad.Close()
+		expectCode(t, bad.Ping(), 1045)
+	}
+	checkKeep(s)
+
+	// A data directory of an earlier version: its accounts file is read
+	// once, stored in kv and removed.
+	blob, err := s.Engine().Catalog().Accounts()
+	if err != nil || len(blob) == 0 {
+		t.Fatalf("no accounts in kv: %v", err)
+	}
+	s.Close()
+	dir2 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir2, "mysql_users.db"), blob, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2 := testserver.StartDir(t, dir2)
+	if _, err := os.Stat(filepath.Join(dir2, "mysql_users.db")); !os.IsNotExist(err) {
+		t.Fatalf("legacy accounts file left: %v", err)
+	}
+	s2.DB("d").Exec("CREATE TABLE t (id INT PRIMARY KEY)")
+	checkKeep(s2)
+	s2.Close()
+	s2 = testserver.StartDir(t, dir2)
+	checkKeep(s2)
 }

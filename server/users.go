@@ -5,50 +5,57 @@ import (
 	"path/filepath"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/reorgdb/reorgdb/catalog"
 )
 
-// usersFile keeps the accounts and grants of CREATE USER, GRANT and the
-// like (go-mysql-server's mysql database) in the data directory; without
-// a persister go-mysql-server dereferences nil on CREATE USER.
-const usersFile = "mysql_users.db"
+// Accounts and grants of CREATE USER, GRANT and the like live in
+// go-mysql-server's mysql database, which serializes them as a whole on
+// every change; ReorgDB keeps that blob in kv beside the schema
+// (catalog.SetAccounts), so that they are as durable as the data and go
+// wherever the data directory goes. Without a persister go-mysql-server
+// dereferences nil on CREATE USER.
 
-type usersPersister struct{ path string }
+// legacyUsersFile is where data directories of earlier versions kept the
+// blob; it is moved into kv at startup.
+const legacyUsersFile = "mysql_users.db"
 
-// Persist writes the serialized accounts atomically.
+type usersPersister struct{ cat *catalog.Catalog }
+
+// Persist implements mysql_db.MySQLDbPersistence.
 func (p usersPersister) Persist(_ *gms.Context, data []byte) error {
-	tmp := p.path + ".tmp"
-	f, err := os.Create(tmp)
+	return p.cat.SetAccounts(data)
+}
+
+// loadUsers loads the stored accounts and persists future changes.
+func (s *Server) loadUsers() error {
+	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
+	cat := s.engine.Catalog()
+	data, err := cat.Accounts()
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p.path)
-}
-
-// loadUsers reads the accounts an earlier run persisted and persists
-// future changes.
-func (s *Server) loadUsers() error {
-	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
-	path := filepath.Join(s.cfg.DataDir, usersFile)
-	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
+	legacy := filepath.Join(s.cfg.DataDir, legacyUsersFile)
+	migrate := false
+	if data == nil {
+		if data, err = os.ReadFile(legacy); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		migrate = len(data) > 0
 	}
 	if len(data) > 0 {
 		if err := db.LoadData(gms.NewEmptyContext(), data); err != nil {
 			return err
 		}
 	}
-	db.SetPersister(usersPersister{path: path})
+	if migrate {
+		if err := cat.SetAccounts(data); err != nil {
+			return err
+		}
+		if err := os.Remove(legacy); err != nil {
+			return err
+		}
+	}
+	db.SetPersister(usersPersister{cat: cat})
 	return nil
 }
