@@ -284,13 +284,22 @@ func (d *diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, 
 		d.pace()
 	}
 	f, err := d.FS.Create(name, category)
-	return d.wrap(f, err, category)
+	return d.wrapWAL(d.wrap(f, err, category))
 }
 
 // ReuseForWrite implements vfs.FS.
 func (d *diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := d.FS.ReuseForWrite(oldname, newname, category)
-	return d.wrap(f, err, category)
+	return d.wrapWAL(d.wrap(f, err, category))
+}
+
+// wrapWAL has a new or recycled WAL's preallocated space zeroed
+// (walzero.go).
+func (d *diskFS) wrapWAL(f vfs.File, err error) (vfs.File, error) {
+	if df, ok := f.(*diskFile); ok && err == nil && df.wal {
+		return newWALFile(df), nil
+	}
+	return f, err
 }
 
 // OpenReadWrite implements vfs.FS.
