@@ -313,6 +313,7 @@ type Catalog struct {
 	cur    atomic.Pointer[Schema]
 	autoMu sync.Mutex
 	autoID map[autoKey]*allocator
+	tempID atomic.Int64 // the last temporary table ID handed out (temp.go)
 
 	// OnChange, when set, is called after each new schema version is published.
 	OnChange func(*Schema)
@@ -321,6 +322,7 @@ type Catalog struct {
 // Open loads the catalog from kv.
 func Open(store *kv.Store) (*Catalog, error) {
 	c := &Catalog{store: store, autoID: map[autoKey]*allocator{}}
+	c.tempID.Store(TempIDBase)
 	txn := store.Begin()
 	defer txn.Rollback()
 	s := newSchema()

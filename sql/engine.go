@@ -87,6 +87,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	if err := e.loadPersisted(); err != nil {
 		return nil, err
 	}
+	e.clearTemporary()
 	e.SQL.Analyzer.Catalog.InfoSchema = &infoSchema{Database: e.SQL.Analyzer.Catalog.InfoSchema, e: e}
 	if err := e.DDL.Start(); err != nil {
 		return nil, err

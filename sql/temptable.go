@@ -1,0 +1,383 @@
+package sql
+
+import (
+	"strings"
+	"sync"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+)
+
+// Temporary tables (CREATE TEMPORARY TABLE), as in MySQL 8: visible only
+// to the session that made them, shadowing a table of the same name in
+// that session, gone when the session ends. The definition lives in the
+// session (never in the catalog, so no other session, SHOW TABLES or
+// information_schema sees it); the rows and index entries are ordinary kv
+// keys under an ID of catalog.TempIDBase's range, written by the
+// session's transactions like any table's, so that ROLLBACK, locking and
+// the indexes behave the same. Schema changes on one take effect at once:
+// nobody else can be using it.
+
+type tempKey struct {
+	db   int64
+	name string
+}
+
+// tempTables are one session's temporary tables.
+type tempTables struct {
+	mu     sync.Mutex
+	byName map[tempKey]*catalog.Table
+	// stale: dropped tables whose keys the session's open transaction may
+	// still write when it commits; they go when the session ends.
+	stale []int64
+}
+
+func (s *Session) tempTable(dbID int64, name string) (*catalog.Table, bool) {
+	s.temps.mu.Lock()
+	defer s.temps.mu.Unlock()
+	t, ok := s.temps.byName[tempKey{dbID, strings.ToLower(name)}]
+	return t, ok
+}
+
+// putTemp adds or replaces a temporary table's definition.
+func (s *Session) putTemp(t *catalog.Table) {
+	s.temps.mu.Lock()
+	defer s.temps.mu.Unlock()
+	if s.temps.byName == nil {
+		s.temps.byName = map[tempKey]*catalog.Table{}
+	}
+	k := tempKey{t.DBID, strings.ToLower(t.Name)}
+	if old, ok := s.temps.byName[k]; ok && old.ID == t.ID {
+		metaCache.Delete(old)
+	}
+	s.temps.byName[k] = t
+}
+
+func (s *Session) removeTemp(t *catalog.Table) {
+	s.temps.mu.Lock()
+	defer s.temps.mu.Unlock()
+	delete(s.temps.byName, tempKey{t.DBID, strings.ToLower(t.Name)})
+	metaCache.Delete(t)
+}
+
+// dropTemp forgets a temporary table and removes its keys.
+func (s *Session) dropTemp(ctx *gms.Context, t *catalog.Table) {
+	s.removeTemp(t)
+	if tx, _ := ctx.GetTransaction().(*Transaction); tx != nil && !tx.done && !tx.txn.IsReadOnly() {
+		s.temps.mu.Lock()
+		s.temps.stale = append(s.temps.stale, t.ID)
+		s.temps.mu.Unlock()
+	}
+	s.e.dropTempKeys(t.ID)
+}
+
+// endTemps drops every temporary table of a session that has ended (its
+// transaction rolled back already).
+func (s *Session) endTemps() {
+	s.temps.mu.Lock()
+	ids := s.temps.stale
+	for _, t := range s.temps.byName {
+		ids = append(ids, t.ID)
+		metaCache.Delete(t)
+	}
+	s.temps.byName, s.temps.stale = nil, nil
+	s.temps.mu.Unlock()
+	for _, id := range ids {
+		s.e.dropTempKeys(id)
+	}
+}
+
+func (e *Engine) dropTempKeys(id int64) {
+	if err := e.cat.DropTempKeys(id); err != nil {
+		e.log.Error("drop temporary table data", "table_id", id, "err", err)
+	}
+}
+
+// clearTemporary removes what temporary tables of an earlier run left.
+func (e *Engine) clearTemporary() {
+	if err := e.cat.ClearTemporary(); err != nil {
+		e.log.Error("remove temporary tables of an earlier run", "err", err)
+	}
+}
+
+// tempFor is the statement's session's temporary table name in database
+// dbID.
+func tempFor(ctx *gms.Context, dbID int64, name string) (*catalog.Table, bool) {
+	if ctx == nil {
+		return nil, false
+	}
+	sess, ok := ctx.Session.(*Session)
+	if !ok {
+		return nil, false
+	}
+	return sess.tempTable(dbID, name)
+}
+
+var _ gms.TemporaryTableCreator = (*Database)(nil)
+
+// CreateTemporaryTable implements sql.TemporaryTableCreator. Unlike CREATE
+// TABLE it does not commit the session's transaction, as in MySQL.
+func (d *Database) CreateTemporaryTable(ctx *gms.Context, name string, sch gms.PrimaryKeySchema, collation gms.CollationID) error {
+	sess, ok := ctx.Session.(*Session)
+	if !ok {
+		return gms.ErrTemporaryTableNotSupported.New()
+	}
+	if _, ok := sess.tempTable(d.def.ID, name); ok {
+		return gms.ErrTableAlreadyExists.New(name)
+	}
+	t, err := d.newTableDef(ctx, d.e.cat.NewTempID(), name, sch, collation, createComment(ctx.Query()))
+	if err != nil {
+		return err
+	}
+	sess.markCreated(ctx, t.ID)
+	sess.putTemp(t)
+	return nil
+}
+
+// createComment is the COMMENT table option of a CREATE TABLE statement,
+// which go-mysql-server does not pass on for temporary tables.
+func createComment(query string) string {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return ""
+	}
+	ddl, ok := stmt.(*sqlparser.DDL)
+	if !ok || ddl.TableSpec == nil {
+		return ""
+	}
+	for _, o := range ddl.TableSpec.TableOpts {
+		if strings.EqualFold(o.Name, "comment") {
+			return strings.Trim(o.Value, "'\"")
+		}
+	}
+	return ""
+}
+
+// dropTempTable drops the session's temporary table name in d, if there
+// is one. DROP TEMPORARY TABLE leaves the transaction open, as in MySQL;
+// DROP TABLE commits it.
+func (d *Database) dropTempTable(ctx *gms.Context, name string) (bool, error) {
+	t, ok := tempFor(ctx, d.def.ID, name)
+	if !ok {
+		return false, nil
+	}
+	if !temporaryKeyword(ctx.Query()) {
+		if err := d.e.implicitCommit(ctx); err != nil {
+			return true, err
+		}
+	}
+	ctx.Session.(*Session).dropTemp(ctx, t)
+	return true, nil
+}
+
+func temporaryKeyword(query string) bool {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return false
+	}
+	ddl, ok := stmt.(*sqlparser.DDL)
+	return ok && ddl.Temporary
+}
+
+// renameTempTable renames the session's temporary table oldName in d, if
+// there is one.
+func (d *Database) renameTempTable(ctx *gms.Context, oldName, newName string) (bool, error) {
+	t, ok := tempFor(ctx, d.def.ID, oldName)
+	if !ok {
+		return false, nil
+	}
+	if _, ok := tempFor(ctx, d.def.ID, newName); ok {
+		return true, gms.ErrTableAlreadyExists.New(newName)
+	}
+	if err := d.e.implicitCommit(ctx); err != nil {
+		return true, err
+	}
+	sess := ctx.Session.(*Session)
+	sess.removeTemp(t)
+	nt := t.Clone()
+	nt.Name = newName
+	sess.putTemp(nt)
+	return true, nil
+}
+
+// IsTemporary implements sql.TemporaryTable. go-mysql-server asks it to
+// let DROP TEMPORARY TABLE drop only temporary tables, and to let a READ
+// ONLY transaction write them.
+func (t *Table) IsTemporary() bool { return t.m.def.ID >= catalog.TempIDBase }
+
+// latestDef is the table's newest definition: the session's, for a
+// temporary table.
+func (t *Table) latestDef(ctx *gms.Context) (*catalog.Table, bool) {
+	if t.IsTemporary() {
+		return tempFor(ctx, t.db.def.ID, t.m.def.Name)
+	}
+	return t.db.e.cat.Current().TableByID(t.m.def.ID)
+}
+
+// alterTemp makes def, a changed definition of the temporary table t, the
+// one the session sees. A schema change commits the transaction first, as
+// in MySQL; no job is needed, since no other session can see the table.
+func (t *Table) alterTemp(ctx *gms.Context, def *catalog.Table) error {
+	if _, err := buildMeta(t.m.dbName, def); err != nil {
+		return err
+	}
+	if sess, ok := ctx.Session.(*Session); ok && !sess.createdInStatement(ctx, def.ID) {
+		if err := t.db.e.implicitCommit(ctx); err != nil {
+			return err
+		}
+	}
+	ctx.Session.(*Session).putTemp(def)
+	return nil
+}
+
+// createTempIndex adds an index to a temporary table at once, filling it
+// from the table's rows.
+func (t *Table) createTempIndex(ctx *gms.Context, def gms.IndexDef) error {
+	cur, ok := t.latestDef(ctx)
+	if !ok {
+		return gms.ErrTableNotFound.New(t.Name())
+	}
+	nt := cur.Clone()
+	name := def.Name
+	if name == "" {
+		name = generatedIndexName(nt, def.Columns)
+	}
+	ix, err := newIndexDef(nt, name, def.Columns, def.IsUnique())
+	if err != nil {
+		return err
+	}
+	ix.Comment = def.Comment
+	ix.State = catalog.StatePublic
+	nt.Indexes = append(nt.Indexes, ix)
+	if err := t.alterTemp(ctx, nt); err != nil {
+		return err
+	}
+	if err := t.fillTempIndex(ctx, nt, ix); err != nil {
+		ctx.Session.(*Session).putTemp(cur)
+		return err
+	}
+	return nil
+}
+
+// fillTempIndex writes the entries of the new index ix of temporary table
+// def for its rows, in a transaction of its own, so that a ROLLBACK cannot
+// leave the index without them; the session then reads from a snapshot
+// that has them.
+func (t *Table) fillTempIndex(ctx *gms.Context, def *catalog.Table, ix *catalog.Index) error {
+	e := t.db.e
+	txn := e.store.Begin()
+	defer txn.Rollback()
+	p := codec.RecordPrefix(def.ID)
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	var ents []kvEntry
+	for ; it.Valid(); it.Next() {
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		es, err := (indexer{e}).Entries(t.m.dbName, def, []int64{ix.ID}, h, it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		for _, en := range es {
+			ents = append(ents, kvEntry{key: en.Key, value: en.Value, unique: en.Unique, display: en.Display})
+		}
+	}
+	err := it.Err()
+	it.Close()
+	if err != nil || len(ents) == 0 {
+		return err
+	}
+	for _, en := range ents {
+		if en.unique {
+			if _, found, err := txn.Get(en.key); err != nil {
+				return err
+			} else if found {
+				return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", dupMessage(en.display, def.Name, ix.Name))
+			}
+		}
+		if err := txn.Set(en.key, en.value); err != nil {
+			return err
+		}
+	}
+	if _, err := txn.Commit(); err != nil {
+		return storageError(err)
+	}
+	return e.renewSnapshot(ctx)
+}
+
+type kvEntry struct {
+	key, value []byte
+	unique     bool
+	display    string
+}
+
+// renewSnapshot gives the session's transaction, which has no writes (a
+// schema change committed it), a snapshot taken now.
+func (e *Engine) renewSnapshot(ctx *gms.Context) error {
+	tx, ok := ctx.GetTransaction().(*Transaction)
+	if !ok || tx == nil || tx.done {
+		return nil
+	}
+	if !tx.txn.IsReadOnly() {
+		return e.implicitCommit(ctx)
+	}
+	tx.txn.Rollback()
+	tx.lease.Release()
+	e.track(tx, tx.lease.Owner)
+	return nil
+}
+
+// dropTempIndex drops an index of a temporary table at once.
+func (t *Table) dropTempIndex(ctx *gms.Context, name string) error {
+	cur, ok := t.latestDef(ctx)
+	if !ok {
+		return gms.ErrTableNotFound.New(t.Name())
+	}
+	nt := cur.Clone()
+	for i, x := range nt.Indexes {
+		if strings.EqualFold(x.Name, name) && !x.Primary {
+			nt.Indexes = append(nt.Indexes[:i:i], nt.Indexes[i+1:]...)
+			if err := t.alterTemp(ctx, nt); err != nil {
+				return err
+			}
+			p := codec.IndexPrefix(nt.ID, x.ID)
+			return t.db.e.deleteRange(p, codec.PrefixEnd(p))
+		}
+	}
+	return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, mysql.SSUnknownSQLState,
+		"Can't DROP '%s'; check that column/key exists", name)
+}
+
+// renameTempIndex renames an index of a temporary table.
+func (t *Table) renameTempIndex(ctx *gms.Context, from, to string) error {
+	cur, ok := t.latestDef(ctx)
+	if !ok {
+		return gms.ErrTableNotFound.New(t.Name())
+	}
+	nt := cur.Clone()
+	if nt.IndexByName(to) != nil {
+		return mysql.NewSQLError(mysql.ERDupKeyName, mysql.SSUnknownSQLState, "Duplicate key name '%s'", to)
+	}
+	ix := nt.IndexByName(from)
+	if ix == nil || ix.Primary {
+		return mysql.NewSQLError(mysql.ERKeyDoesNotExist, mysql.SSUnknownSQLState,
+			"Key '%s' doesn't exist in table '%s'", from, t.Name())
+	}
+	ix.Name = to
+	return t.alterTemp(ctx, nt)
+}
+
+// createdNow reports whether the statement created table id: go-mysql-server
+// looks a new table up to add its indexes, and must then get that table,
+// not a temporary one of the same name.
+func createdNow(ctx *gms.Context, id int64) bool {
+	sess, ok := ctx.Session.(*Session)
+	return ok && sess.createdInStatement(ctx, id)
+}
