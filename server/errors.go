@@ -265,6 +265,10 @@ var kindErrors = []kindError{
 	byKind(gms.ErrExistingView, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERTableExists, "42S01", "Table '%s' already exists", a[1])
 	}),
+	// DROP TEMPORARY TABLE of an ordinary table.
+	byKind(gms.ErrUnknownTable, func(a []string, st *stmtInfo) error {
+		return errUnknownTable(qualifiedTable(a[0], st))
+	}),
 	byKind(gms.ErrViewDoesNotExist, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERBadTable, "42S02", "Unknown table '%s.%s'", a[0], a[1])
 	}),
@@ -519,11 +523,9 @@ func mapError(err error, st *stmtInfo) error {
 		}
 	case mysql.ERNoSuchTable:
 		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil {
-			name := m[1]
-			if st != nil && st.qualify != nil && !strings.Contains(name, ".") {
-				if db := st.qualify(name); db != "" {
-					name = db + "." + name
-				}
+			name := qualifiedTable(m[1], st)
+			if st != nil && reDropTable.MatchString(st.query) {
+				return errUnknownTable(name)
 			}
 			return mysql.NewSQLError(mysql.ERNoSuchTable, "42S02", "Table '%s' doesn't exist", name)
 		}
@@ -569,6 +571,7 @@ func mapError(err error, st *stmtInfo) error {
 
 var (
 	reTableNotFound = regexp.MustCompile(`^table not found: (.*)$`)
+	reDropTable     = regexp.MustCompile(`(?i)^\s*DROP\s+(TEMPORARY\s+)?TABLES?\s`)
 	reDBNotFound    = regexp.MustCompile(`^database not found: (.*)$`)
 	reBlobKey       = regexp.MustCompile(`^blob/text column '(.*)' used in key specification without a key length`)
 	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
@@ -576,3 +579,19 @@ var (
 	reDrop          = regexp.MustCompile(`(?i)\bDROP\b`)
 	reDeallocate    = regexp.MustCompile(`(?i)^\s*(?:DEALLOCATE|DROP)\s+PREPARE\b`)
 )
+
+// qualifiedTable is name with the database the statement names it in.
+func qualifiedTable(name string, st *stmtInfo) string {
+	if st != nil && st.qualify != nil && !strings.Contains(name, ".") {
+		if db := st.qualify(name); db != "" {
+			return db + "." + name
+		}
+	}
+	return name
+}
+
+// errUnknownTable is what MySQL answers DROP [TEMPORARY] TABLE of a table
+// that does not exist.
+func errUnknownTable(name string) error {
+	return mysql.NewSQLError(mysql.ERBadTable, "42S02", "Unknown table '%s'", name)
+}

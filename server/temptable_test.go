@@ -87,6 +87,14 @@ func (c *tempConn) want(q, want string, args ...any) {
 	}
 }
 
+// wantPlan checks that EXPLAIN's row for q has the fields want.
+func (c *tempConn) wantPlan(q, want string) {
+	c.t.Helper()
+	if got := c.rows("EXPLAIN " + q); !strings.Contains(got, ","+want+",") {
+		c.t.Errorf("EXPLAIN %s: got %q, want %q in it", q, got, want)
+	}
+}
+
 func (c *tempConn) wantErr(q string, code uint16, msg string) {
 	c.t.Helper()
 	_, err := c.c.ExecContext(context.Background(), q)
@@ -131,7 +139,7 @@ func TestTemporaryTables(t *testing.T) {
 	a.want("SELECT id, v FROM t ORDER BY id", "1,tmp;3,tmp3")
 	b.want("SELECT id, v FROM t ORDER BY id", "1,perm;2,perm2")
 	a.want("SELECT id FROM t WHERE v = 'tmp3'", "3")
-	a.want("EXPLAIN SELECT id FROM t WHERE v = 'tmp3'", "1,SIMPLE,t,NULL,ref,v_idx,v_idx,43,const,1,100.00,NULL")
+	a.wantPlan("SELECT id FROM t WHERE v = 'tmp3'", "t,NULL,ref,v_idx,v_idx")
 	a.want("SELECT t.v, tt.b FROM t JOIN tt ON tt.a = t.id ORDER BY t.id", "tmp,x;tmp3,z")
 	a.want("SELECT d.t.v, tt.b FROM tt LEFT JOIN d.t ON d.t.id = tt.a ORDER BY tt.a", "tmp,x;NULL,y;tmp3,z")
 	a.want("SHOW TABLES", "t")
@@ -163,7 +171,7 @@ func TestTemporaryTables(t *testing.T) {
 		"ALTER TABLE tt ADD INDEX c_idx (c, a)",
 		"ALTER TABLE tt RENAME COLUMN b TO bb")
 	a.want("SELECT a, bb, c FROM tt WHERE c = 7 ORDER BY a", "1,x,7;2,w,7")
-	a.want("EXPLAIN SELECT a FROM tt WHERE c = 7", "1,SIMPLE,tt,NULL,ref,c_idx,c_idx,4,const,2,100.00,Using index")
+	a.wantPlan("SELECT a FROM tt WHERE c = 7", "tt,NULL,ref,c_idx,c_idx")
 	a.wantErr("ALTER TABLE tt ADD UNIQUE INDEX c_u (c)", 1062, "Duplicate entry '7' for key 'tt.c_u'")
 	a.exec("INSERT INTO tt VALUES (3, 'v', 8)", "ALTER TABLE tt DROP INDEX c_idx")
 	a.want("SELECT a FROM tt WHERE c = 8", "3")

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
@@ -42,6 +43,7 @@ type Engine struct {
 	alteringMu sync.Mutex
 	altering   map[int64]int
 	persist    *persistedVars // SET PERSIST's file; nil without a data directory
+	closed     atomic.Bool
 }
 
 // Options configure an Engine.
@@ -97,7 +99,10 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 
 // Close stops background schema-change work; unfinished jobs resume when
 // the store is opened again.
-func (e *Engine) Close() { e.DDL.Close() }
+func (e *Engine) Close() {
+	e.closed.Store(true)
+	e.DDL.Close()
+}
 
 // Catalog returns the engine's catalog.
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }

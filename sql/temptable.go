@@ -92,6 +92,9 @@ func (s *Session) endTemps() {
 }
 
 func (e *Engine) dropTempKeys(id int64) {
+	if e.closed.Load() {
+		return // sessions that end with the server: the next start clears them
+	}
 	if err := e.cat.DropTempKeys(id); err != nil {
 		e.log.Error("drop temporary table data", "table_id", id, "err", err)
 	}
