@@ -188,6 +188,58 @@ func TestTemporaryTables(t *testing.T) {
 	a.exec("DROP TEMPORARY TABLE IF EXISTS nosuch", "DROP TEMPORARY TABLE tt, t3, t4")
 	a.want("SELECT a FROM tt", "100")
 	b.want("SELECT id FROM t ORDER BY id", "1;2")
+
+	// A table made while a temporary one has its name gets its own
+	// indexes, and shows once the temporary one is gone.
+	a.exec("CREATE TEMPORARY TABLE n (id INT)",
+		"CREATE TABLE n (id INT PRIMARY KEY, v INT, KEY v_idx (v))",
+		"INSERT INTO n VALUES (1)")
+	a.want("SELECT id FROM n", "1")
+	b.want("SELECT COUNT(*) FROM n", "0")
+	a.exec("DROP TEMPORARY TABLE n")
+	a.want("SHOW INDEX FROM n", "n,0,PRIMARY,1,id,A,0,NULL,NULL,,BTREE,,,YES,NULL;n,1,v_idx,1,v,A,0,NULL,NULL,YES,BTREE,,,YES,NULL")
+}
+
+// TestTemporaryTableObjects: as in MySQL, a view cannot refer to a
+// temporary table (1352) nor a trigger be on one (1361), a trigger on the
+// table a temporary table shadows does not fire for it, and read_only
+// lets an account without SUPER write temporary tables only.
+func TestTemporaryTableObjects(t *testing.T) {
+	s := testserver.Start(t)
+	resetGlobals(t, s, "super_read_only = OFF", "read_only = OFF")
+	db := s.DB("d")
+	a := pinConn(t, db)
+	a.exec("CREATE TABLE t (id INT PRIMARY KEY)", "CREATE TABLE log (id INT)",
+		"CREATE TRIGGER t_ins AFTER INSERT ON t FOR EACH ROW INSERT INTO log VALUES (NEW.id)",
+		"CREATE TEMPORARY TABLE t (id INT PRIMARY KEY)",
+		"CREATE TEMPORARY TABLE tt (id INT)")
+	a.wantErr("CREATE VIEW v AS SELECT id FROM tt", 1352, "View's SELECT refers to a temporary table 'tt'")
+	a.wantErr("CREATE VIEW v AS SELECT log.id FROM log JOIN d.tt ON tt.id = log.id", 1352, "View's SELECT refers to a temporary table 'tt'")
+	a.wantErr("CREATE TRIGGER tt_ins BEFORE INSERT ON tt FOR EACH ROW SET NEW.id = 1", 1361, "Trigger's 'tt' is view or temporary table")
+	a.exec("INSERT INTO t VALUES (1)")
+	a.want("SELECT COUNT(*) FROM log", "0")
+	a.want("SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = 'd'", "t_ins")
+	a.exec("DROP TEMPORARY TABLE t", "INSERT INTO t VALUES (2)")
+	a.want("SELECT id FROM log", "2")
+
+	a.exec("CREATE USER 'app'@'%' IDENTIFIED BY 'pw'", "GRANT ALL ON d.* TO 'app'@'%'", "SET GLOBAL read_only = ON")
+	defer a.exec("SET GLOBAL read_only = OFF")
+	app, err := sql.Open("mysql", "app:pw@tcp("+s.Addr()+")/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	ac := pinConn(t, app)
+	ac.exec("CREATE TEMPORARY TABLE tmp (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO tmp VALUES (1, 1), (2, 2)",
+		"UPDATE tmp SET v = 5 WHERE id = 1",
+		"DELETE FROM tmp WHERE id = 2",
+		"INSERT INTO tmp SELECT id + 10, id FROM log")
+	ac.want("SELECT id, v FROM tmp ORDER BY id", "1,5;12,2")
+	const roMsg = "The MySQL server is running with the --read-only option so it cannot execute this statement"
+	ac.wantErr("INSERT INTO log SELECT id FROM tmp", 1290, roMsg)
+	ac.wantErr("UPDATE log SET id = 3", 1290, roMsg)
+	ac.exec("DROP TEMPORARY TABLE tmp")
 }
 
 // TestTemporaryTableTransactions: rows written to a temporary table are
@@ -257,6 +309,7 @@ func TestTemporaryTableFastPath(t *testing.T) {
 	if got := one(sel, 1); got != "100" {
 		t.Fatalf("before: %q", got)
 	}
+	a.want("SELECT v FROM t WHERE id = 2", "200")
 	a.exec("CREATE TEMPORARY TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 5)")
 	hits := s.FastPathHits()
 	if got := one(sel, 1); got != "5" {
@@ -270,6 +323,7 @@ func TestTemporaryTableFastPath(t *testing.T) {
 	}
 	a.want("SELECT v FROM t WHERE id = 1", "6")
 	a.want("SELECT v FROM t WHERE id = 3", "7")
+	a.want("SELECT v FROM t WHERE id = 2", "")
 	if s.FastPathHits() == hits {
 		t.Error("the fast path served none of the statements on the temporary table")
 	}

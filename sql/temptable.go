@@ -3,6 +3,7 @@ package sql
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -29,6 +30,7 @@ type tempKey struct {
 
 // tempTables are one session's temporary tables.
 type tempTables struct {
+	n      atomic.Int32 // len(byName), read without the lock by every table lookup
 	mu     sync.Mutex
 	byName map[tempKey]*catalog.Table
 	// stale: dropped tables whose keys the session's open transaction may
@@ -37,6 +39,9 @@ type tempTables struct {
 }
 
 func (s *Session) tempTable(dbID int64, name string) (*catalog.Table, bool) {
+	if s.temps.n.Load() == 0 {
+		return nil, false
+	}
 	s.temps.mu.Lock()
 	defer s.temps.mu.Unlock()
 	t, ok := s.temps.byName[tempKey{dbID, strings.ToLower(name)}]
@@ -55,12 +60,14 @@ func (s *Session) putTemp(t *catalog.Table) {
 		metaCache.Delete(old)
 	}
 	s.temps.byName[k] = t
+	s.temps.n.Store(int32(len(s.temps.byName)))
 }
 
 func (s *Session) removeTemp(t *catalog.Table) {
 	s.temps.mu.Lock()
 	defer s.temps.mu.Unlock()
 	delete(s.temps.byName, tempKey{t.DBID, strings.ToLower(t.Name)})
+	s.temps.n.Store(int32(len(s.temps.byName)))
 	metaCache.Delete(t)
 }
 
@@ -85,6 +92,7 @@ func (s *Session) endTemps() {
 		metaCache.Delete(t)
 	}
 	s.temps.byName, s.temps.stale = nil, nil
+	s.temps.n.Store(0)
 	s.temps.mu.Unlock()
 	for _, id := range ids {
 		s.e.dropTempKeys(id)
@@ -383,4 +391,94 @@ func (t *Table) renameTempIndex(ctx *gms.Context, from, to string) error {
 func createdNow(ctx *gms.Context, id int64) bool {
 	sess, ok := ctx.Session.(*Session)
 	return ok && sess.createdInStatement(ctx, id)
+}
+
+// tempNamedIn is the first temporary table of the session that the parsed
+// statement names, if any. A view cannot refer to one, nor a trigger be
+// on one, in MySQL: both would outlive it.
+func (e *Engine) tempNamedIn(ctx *gms.Context, stmt sqlparser.SQLNode) (string, bool) {
+	sess, ok := ctx.Session.(*Session)
+	if !ok || sess.temps.n.Load() == 0 {
+		return "", false
+	}
+	found := ""
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		tn, ok := n.(sqlparser.TableName)
+		if !ok || tn.Name.IsEmpty() {
+			return true, nil
+		}
+		db := tn.DbQualifier.String()
+		if db == "" {
+			db = ctx.GetCurrentDatabase()
+		}
+		if d, ok := e.schemaFor(ctx).Database(db); ok {
+			if _, ok := sess.tempTable(d.ID, tn.Name.String()); ok {
+				found = tn.Name.String()
+				return false, nil
+			}
+		}
+		return true, nil
+	}, stmt)
+	return found, found != ""
+}
+
+// checkViewSelect refuses a view over a temporary table (1352).
+func (d *Database) checkViewSelect(ctx *gms.Context, selectStatement string) error {
+	stmt, err := sqlparser.Parse(selectStatement)
+	if err != nil {
+		return nil
+	}
+	if name, ok := d.e.tempNamedIn(ctx, stmt); ok {
+		return mysql.NewSQLError(1352, mysql.SSUnknownSQLState, "View's SELECT refers to a temporary table '%s'", name)
+	}
+	return nil
+}
+
+// checkTriggerTable refuses a trigger on a temporary table (1361).
+func (d *Database) checkTriggerTable(ctx *gms.Context, create string) error {
+	if name, ok := triggerTable(create); ok {
+		if _, ok := tempFor(ctx, d.def.ID, name); ok {
+			return mysql.NewSQLError(1361, mysql.SSUnknownSQLState, "Trigger's '%s' is view or temporary table", name)
+		}
+	}
+	return nil
+}
+
+func triggerTable(create string) (string, bool) {
+	stmt, err := sqlparser.Parse(create)
+	if err != nil {
+		return "", false
+	}
+	ddl, ok := stmt.(*sqlparser.DDL)
+	if !ok || ddl.TriggerSpec == nil {
+		return "", false
+	}
+	return ddl.Table.Name.String(), true
+}
+
+// triggersNotShadowed leaves out the triggers on tables that the session
+// shadows with a temporary table: writes to the temporary table must not
+// fire them. SHOW TRIGGERS and information_schema.triggers still list
+// them.
+func (d *Database) triggersNotShadowed(ctx *gms.Context, defs []gms.TriggerDefinition) []gms.TriggerDefinition {
+	if sess, ok := ctx.Session.(*Session); !ok || sess.temps.n.Load() == 0 || len(defs) == 0 || listsTriggers(ctx.Query()) {
+		return defs
+	}
+	out := defs[:0:0]
+	for _, def := range defs {
+		if name, ok := triggerTable(def.CreateStatement); ok {
+			if _, shadowed := tempFor(ctx, d.def.ID, name); shadowed {
+				continue
+			}
+		}
+		out = append(out, def)
+	}
+	return out
+}
+
+// listsTriggers reports whether a statement only reads trigger
+// definitions (SHOW, SELECT).
+func listsTriggers(query string) bool {
+	q := strings.ToUpper(strings.TrimSpace(query))
+	return strings.HasPrefix(q, "SHOW") || strings.HasPrefix(q, "SELECT")
 }
