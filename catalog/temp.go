@@ -22,17 +22,31 @@ func (c *Catalog) NewTempID() int64 { return c.tempID.Add(1) }
 // DropTempKeys removes every key of a temporary table that is gone: rows,
 // index entries and counters. No statement can reach them any more (only
 // its session knew the table), which is what kv.Store.ClearRange needs.
+// An empty range is left alone: a range deletion costs reads until it is
+// compacted away, and most temporary tables hold no counter.
 func (c *Catalog) DropTempKeys(id int64) error {
 	c.autoMu.Lock()
 	delete(c.autoID, autoKey{id, AutoIncrement})
 	delete(c.autoID, autoKey{id, RowHandle})
 	c.autoMu.Unlock()
-	p := codec.TablePrefix(id)
-	if err := c.store.ClearRange(p, codec.PrefixEnd(p)); err != nil {
+	p, a := codec.TablePrefix(id), idKey(prefixAutoI, id)
+	if err := c.clearRange(p, codec.PrefixEnd(p)); err != nil {
 		return err
 	}
-	a := idKey(prefixAutoI, id)
-	return c.store.ClearRange(a, codec.PrefixEnd(a))
+	return c.clearRange(a, codec.PrefixEnd(a))
+}
+
+// clearRange deletes [lo, hi) with a range deletion if it has any key.
+func (c *Catalog) clearRange(lo, hi []byte) error {
+	txn := c.store.Begin()
+	it := txn.NewIter(lo, hi, false)
+	empty, err := !it.Valid(), it.Err()
+	it.Close()
+	txn.Rollback()
+	if err != nil || empty {
+		return err
+	}
+	return c.store.ClearRange(lo, hi)
 }
 
 // tempRanges are the key ranges of all temporary tables: their data and
@@ -51,7 +65,7 @@ func tempRanges() [][2][]byte {
 func (c *Catalog) ClearTemporary() error {
 	var clearErr error
 	for _, r := range tempRanges() {
-		if err := c.store.ClearRange(r[0], r[1]); err != nil && clearErr == nil {
+		if err := c.clearRange(r[0], r[1]); err != nil && clearErr == nil {
 			clearErr = err
 		}
 	}

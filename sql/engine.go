@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
@@ -43,7 +42,11 @@ type Engine struct {
 	alteringMu sync.Mutex
 	altering   map[int64]int
 	persist    *persistedVars // SET PERSIST's file; nil without a data directory
-	closed     atomic.Bool
+	// cleanups are removals of temporary tables' keys under way, which
+	// Close waits for; once closed, none starts (the next start clears).
+	cleanupMu sync.Mutex
+	closed    bool
+	cleanups  sync.WaitGroup
 }
 
 // Options configure an Engine.
@@ -100,7 +103,10 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 // Close stops background schema-change work; unfinished jobs resume when
 // the store is opened again.
 func (e *Engine) Close() {
-	e.closed.Store(true)
+	e.cleanupMu.Lock()
+	e.closed = true
+	e.cleanupMu.Unlock()
+	e.cleanups.Wait()
 	e.DDL.Close()
 }
 

@@ -94,17 +94,29 @@ func (s *Session) endTemps() {
 	s.temps.byName, s.temps.stale = nil, nil
 	s.temps.n.Store(0)
 	s.temps.mu.Unlock()
-	for _, id := range ids {
-		s.e.dropTempKeys(id)
+	if len(ids) > 0 {
+		// Not on the caller's goroutine: go-mysql-server ends sessions
+		// under the lock every new connection takes. Nothing can reach
+		// these keys any more.
+		go s.e.dropTempKeys(ids...)
 	}
 }
 
-func (e *Engine) dropTempKeys(id int64) {
-	if e.closed.Load() {
-		return // sessions that end with the server: the next start clears them
+// dropTempKeys removes the keys of temporary tables that are gone, unless
+// the engine is closed: the next start clears them then.
+func (e *Engine) dropTempKeys(ids ...int64) {
+	e.cleanupMu.Lock()
+	if e.closed {
+		e.cleanupMu.Unlock()
+		return
 	}
-	if err := e.cat.DropTempKeys(id); err != nil {
-		e.log.Error("drop temporary table data", "table_id", id, "err", err)
+	e.cleanups.Add(1)
+	e.cleanupMu.Unlock()
+	defer e.cleanups.Done()
+	for _, id := range ids {
+		if err := e.cat.DropTempKeys(id); err != nil {
+			e.log.Error("drop temporary table data", "table_id", id, "err", err)
+		}
 	}
 }
 
