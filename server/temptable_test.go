@@ -144,6 +144,7 @@ func TestTemporaryTables(t *testing.T) {
 	a.want("SELECT d.t.v, tt.b FROM tt LEFT JOIN d.t ON d.t.id = tt.a ORDER BY tt.a", "tmp,x;NULL,y;tmp3,z")
 	a.want("SHOW TABLES", "t")
 	a.want("SELECT table_name FROM information_schema.tables WHERE table_schema = 'd'", "t")
+	a.want("SELECT index_name FROM information_schema.statistics WHERE table_schema = 'd' AND table_name = 't'", "PRIMARY")
 	a.want("SHOW CREATE TABLE tt", "tt,CREATE TEMPORARY TABLE `tt` (\n  `a` int NOT NULL,\n  `b` varchar(10) NOT NULL,\n  PRIMARY KEY (`a`),\n  UNIQUE KEY `b_u` (`b`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci COMMENT='scratch'")
 	b.wantErr("SELECT * FROM tt", 1146, "Table 'd.tt' doesn't exist")
 	a.wantErr("INSERT INTO tt VALUES (4, 'x')", 1062, "Duplicate entry 'x' for key 'tt.b_u'")

@@ -34,11 +34,15 @@ func (p *Provider) HasDatabase(ctx *gms.Context, name string) bool {
 	return ok
 }
 
+// AllDatabases implements sql.DatabaseProvider. go-mysql-server lists
+// information_schema's tables, columns and indexes through it, which show
+// no temporary table, as in MySQL 8, not even instead of a table it
+// shadows.
 func (p *Provider) AllDatabases(ctx *gms.Context) []gms.Database {
 	dbs := p.e.schemaFor(ctx).Databases()
 	out := make([]gms.Database, len(dbs))
 	for i, db := range dbs {
-		out[i] = &Database{e: p.e, def: db}
+		out[i] = &Database{e: p.e, def: db, noTemps: true}
 	}
 	return out
 }
@@ -123,8 +127,9 @@ func (p *Provider) DropDatabase(ctx *gms.Context, name string) error {
 
 // Database is one database as seen by one statement.
 type Database struct {
-	e   *Engine
-	def *catalog.Database
+	e       *Engine
+	def     *catalog.Database
+	noTemps bool // the session's temporary tables are not seen through it
 }
 
 var (
@@ -141,7 +146,7 @@ func (d *Database) Name() string { return d.def.Name }
 // table of that name if it has one, else the table.
 func (d *Database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table, bool, error) {
 	t, ok := d.e.schemaFor(ctx).Table(d.def.ID, name)
-	if tmp, isTemp := tempFor(ctx, d.def.ID, name); isTemp && !(ok && createdNow(ctx, t.ID)) {
+	if tmp, isTemp := tempFor(ctx, d.def.ID, name); isTemp && !d.noTemps && !(ok && createdNow(ctx, t.ID)) {
 		t, ok = tmp, true
 	}
 	if !ok {
