@@ -248,6 +248,9 @@ var kindErrors = []kindError{
 	byKind(gms.ErrPrivilegeCheckFailed, func(a []string, st *stmtInfo) error {
 		priv := "SUPER"
 		if st != nil {
+			if m := reCreateTemp.FindStringSubmatch(st.query); m != nil {
+				return errTempDenied(a[0], m[1], st)
+			}
 			// go-mysql-server refuses a write to a table this way too.
 			if m := reWriteTarget.FindStringSubmatch(st.query); m != nil {
 				table := strings.Trim(m[2], "`")
@@ -464,6 +467,21 @@ func unquote(s string) string {
 // rePrivNeeded and privFor name the privilege MySQL says a refused
 // administrative statement needs.
 var rePrivNeeded = regexp.MustCompile(`(?is)^\s*(CREATE\s+USER|DROP\s+USER|RENAME\s+USER|ALTER\s+USER|CREATE\s+ROLE|DROP\s+ROLE|GRANT|REVOKE|FLUSH|KILL|SET\s+GLOBAL|SET\s+PERSIST|SHUTDOWN)\b`)
+
+// reCreateTemp finds the table of CREATE TEMPORARY TABLE.
+var reCreateTemp = regexp.MustCompile(`(?is)^\s*CREATE\s+TEMPORARY\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([^\s(,;]+)`)
+
+// errTempDenied is MySQL's answer to CREATE TEMPORARY TABLE without the
+// CREATE TEMPORARY TABLES privilege on the table's database.
+func errTempDenied(user, table string, st *stmtInfo) error {
+	db := ""
+	if i := strings.LastIndex(table, "."); i >= 0 {
+		db = strings.Trim(table[:i], "`")
+	} else if st.currentDB != nil {
+		db = st.currentDB()
+	}
+	return sqlErr(mysql.ERDBAccessDenied, "42000", "Access denied for user %s to database '%s'", user, db)
+}
 
 // reWriteTarget finds the verb and table of a single-table write.
 var reWriteTarget = regexp.MustCompile(`(?is)^\s*(INSERT|REPLACE|UPDATE|DELETE)\s+(?:LOW_PRIORITY\s+|IGNORE\s+)*(?:INTO\s+|FROM\s+)?([^\s(,;]+)`)

@@ -426,3 +426,45 @@ func TestTemporaryTableRestart(t *testing.T) {
 	b.want("SELECT COUNT(*) FROM tt", "0")
 	b.want("SELECT id FROM tt WHERE v = 1", "")
 }
+
+// TestTemporaryTablePrivileges: as in MySQL, CREATE TEMPORARY TABLES is
+// the privilege to make one, and its session then uses it without any
+// table privilege, through the fast path too; other tables still need
+// theirs.
+func TestTemporaryTablePrivileges(t *testing.T) {
+	s := testserver.Start(t)
+	root := pinConn(t, s.DB("d"))
+	root.exec("CREATE TABLE t (id INT PRIMARY KEY)",
+		"CREATE USER 'tmp'@'%' IDENTIFIED BY 'pw'", "GRANT CREATE TEMPORARY TABLES ON d.* TO 'tmp'@'%'",
+		"CREATE USER 'ro'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT ON d.* TO 'ro'@'%'")
+	open := func(user string) *tempConn {
+		db, err := sql.Open("mysql", user+":pw@tcp("+s.Addr()+")/d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return pinConn(t, db)
+	}
+	u := open("tmp")
+	u.exec("CREATE TEMPORARY TABLE tt (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO tt VALUES (1, 1), (2, 2)",
+		"UPDATE tt SET v = 10 WHERE id = 1",
+		"DELETE FROM tt WHERE id = 2",
+		"ALTER TABLE tt ADD INDEX v_idx (v)")
+	u.want("SELECT id, v FROM tt WHERE v = 10", "1,10")
+	st, err := u.c.PrepareContext(context.Background(), "SELECT v FROM tt WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var v int
+	if err := st.QueryRowContext(context.Background(), 1).Scan(&v); err != nil || v != 10 {
+		t.Errorf("prepared SELECT of the temporary table: %d, %v", v, err)
+	}
+	if _, err := u.c.QueryContext(context.Background(), "SELECT * FROM t"); err == nil {
+		t.Error("SELECT of a table without the privilege succeeded")
+	}
+	u.wantErr("INSERT INTO t SELECT id FROM tt", 1142, "INSERT command denied to user 'tmp'@'%' for table 't'")
+	u.exec("DROP TEMPORARY TABLE tt")
+	open("ro").wantErr("CREATE TEMPORARY TABLE tt (id INT)", 1044, "Access denied for user 'ro'@'%' to database 'd'")
+}

@@ -78,6 +78,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.TempDir, opts.Logger)
 	e.DDL.SetForeground(e.metrics.started.Load)
 	pro := &Provider{e: e}
+	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
 	ov := &execOverride{e: e}
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }

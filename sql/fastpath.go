@@ -591,7 +591,7 @@ func (n *pointSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 // go-mysql-server's analyzer checks this on the slow path.
 func (e *Engine) mayRead(ctx *gms.Context, m *tableMeta) bool {
 	db := e.SQL.Analyzer.Catalog.MySQLDb
-	if db == nil || !db.Enabled() {
+	if db == nil || !db.Enabled() || m.def.ID >= catalog.TempIDBase {
 		return true
 	}
 	return db.UserHasPrivileges(ctx, gms.NewPrivilegedOperation(
