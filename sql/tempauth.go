@@ -25,7 +25,9 @@ func installTempAuth() {
 	})
 }
 
-type tempAuthFactory struct{ base gms.AuthorizationHandlerFactory }
+type tempAuthFactory struct {
+	base gms.AuthorizationHandlerFactory
+}
 
 func (f tempAuthFactory) CreateHandler(cat gms.Catalog) gms.AuthorizationHandler {
 	return tempAuth{f.base.CreateHandler(cat)}
