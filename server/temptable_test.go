@@ -151,6 +151,9 @@ func TestTemporaryTables(t *testing.T) {
 	a.exec("UPDATE tt SET b = 'w' WHERE a = 2", "DELETE FROM tt WHERE a = 3")
 	a.want("SELECT a, b FROM tt ORDER BY a", "1,x;2,w")
 
+	a.want("OPTIMIZE TABLE tt", "d.tt,optimize,status,OK")
+	a.exec("ADMIN CHECK TABLE tt, t")
+	b.wantErr("ADMIN CHECK TABLE tt", 1146, "")
 	a.wantErr("CREATE TEMPORARY TABLE tt (a INT)", 1050, "Table 'tt' already exists")
 	a.exec("CREATE TEMPORARY TABLE IF NOT EXISTS tt (a INT)")
 	// A temporary table may shadow one made later, too.

@@ -494,3 +494,14 @@ func listsTriggers(query string) bool {
 	q := strings.ToUpper(strings.TrimSpace(query))
 	return strings.HasPrefix(q, "SHOW") || strings.HasPrefix(q, "SELECT")
 }
+
+// sessionTable is table name of database dbID as statements of session
+// sess (nil for none) see it in schema s.
+func sessionTable(sess gms.Session, s *catalog.Schema, dbID int64, name string) (*catalog.Table, bool) {
+	if rs, ok := sess.(*Session); ok && rs != nil {
+		if t, ok := rs.tempTable(dbID, name); ok {
+			return t, true
+		}
+	}
+	return s.Table(dbID, name)
+}
