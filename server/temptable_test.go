@@ -148,6 +148,8 @@ func TestTemporaryTables(t *testing.T) {
 	a.want("SHOW CREATE TABLE tt", "tt,CREATE TEMPORARY TABLE `tt` (\n  `a` int NOT NULL,\n  `b` varchar(10) NOT NULL,\n  PRIMARY KEY (`a`),\n  UNIQUE KEY `b_u` (`b`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci COMMENT='scratch'")
 	b.wantErr("SELECT * FROM tt", 1146, "Table 'd.tt' doesn't exist")
 	a.wantErr("INSERT INTO tt VALUES (4, 'x')", 1062, "Duplicate entry 'x' for key 'tt.b_u'")
+	a.wantErr("INSERT INTO tt VALUES (5, 'q'), (6)", 1136, "Column count doesn't match value count at row 2")
+	a.wantErr("INSERT INTO tt VALUES ('x', 'y')", 1366, "Incorrect integer value: 'x' for column 'a' at row 1")
 	a.exec("UPDATE tt SET b = 'w' WHERE a = 2", "DELETE FROM tt WHERE a = 3")
 	a.want("SELECT a, b FROM tt ORDER BY a", "1,x;2,w")
 

@@ -505,3 +505,14 @@ func sessionTable(sess gms.Session, s *catalog.Schema, dbID int64, name string) 
 	}
 	return s.Table(dbID, name)
 }
+
+// TableFor is table name of database db as session sess (nil for none)
+// sees it: its temporary table of that name, else the newest schema's.
+func (e *Engine) TableFor(sess gms.Session, db, name string) (*catalog.Table, bool) {
+	s := e.cat.Current()
+	d, ok := s.Database(db)
+	if !ok {
+		return nil, false
+	}
+	return sessionTable(sess, s, d.ID, name)
+}
