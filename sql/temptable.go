@@ -11,6 +11,8 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl"
+	"github.com/reorgdb/reorgdb/kv"
 )
 
 // Temporary tables (CREATE TEMPORARY TABLE), as in MySQL 8: visible only
@@ -291,54 +293,51 @@ func (t *Table) createTempIndex(ctx *gms.Context, def gms.IndexDef) error {
 // leave the index without them; the session then reads from a snapshot
 // that has them.
 func (t *Table) fillTempIndex(ctx *gms.Context, def *catalog.Table, ix *catalog.Index) error {
-	e := t.db.e
-	txn := e.store.Begin()
+	txn := t.db.e.store.Begin()
 	defer txn.Rollback()
-	p := codec.RecordPrefix(def.ID)
-	it := txn.NewIter(p, codec.PrefixEnd(p), false)
-	var ents []kvEntry
-	for ; it.Valid(); it.Next() {
-		_, h, err := codec.DecodeRecordKey(it.Key())
-		if err != nil {
-			it.Close()
-			return err
-		}
-		es, err := (indexer{e}).Entries(t.m.dbName, def, []int64{ix.ID}, h, it.Value())
-		if err != nil {
-			it.Close()
-			return err
-		}
-		for _, en := range es {
-			ents = append(ents, kvEntry{key: en.Key, value: en.Value, unique: en.Unique, display: en.Display})
-		}
-	}
-	err := it.Err()
-	it.Close()
+	ents, err := t.tempIndexEntries(ctx, txn, def, ix)
 	if err != nil || len(ents) == 0 {
 		return err
 	}
 	for _, en := range ents {
-		if en.unique {
-			if _, found, err := txn.Get(en.key); err != nil {
+		if en.Unique {
+			if _, found, err := txn.Get(en.Key); err != nil {
 				return err
 			} else if found {
-				return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", dupMessage(en.display, def.Name, ix.Name))
+				return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", dupMessage(en.Display, def.Name, ix.Name))
 			}
 		}
-		if err := txn.Set(en.key, en.value); err != nil {
+		if err := txn.Set(en.Key, en.Value); err != nil {
 			return err
 		}
 	}
 	if _, err := txn.Commit(); err != nil {
 		return storageError(err)
 	}
-	return e.renewSnapshot(ctx)
+	return t.db.e.renewSnapshot(ctx)
 }
 
-type kvEntry struct {
-	key, value []byte
-	unique     bool
-	display    string
+// tempIndexEntries are the entries of index ix for the rows txn sees.
+func (t *Table) tempIndexEntries(ctx *gms.Context, txn *kv.Txn, def *catalog.Table, ix *catalog.Index) ([]ddl.Entry, error) {
+	p := codec.RecordPrefix(def.ID)
+	it := txn.NewIter(p, codec.PrefixEnd(p), false)
+	defer it.Close()
+	var ents []ddl.Entry
+	for n := 1; it.Valid(); it.Next() {
+		if n++; n&1023 == 0 && ctx.Err() != nil {
+			return nil, ErrInterrupted()
+		}
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		es, err := (indexer{t.db.e}).Entries(t.m.dbName, def, []int64{ix.ID}, h, it.Value())
+		if err != nil {
+			return nil, err
+		}
+		ents = append(ents, es...)
+	}
+	return ents, it.Err()
 }
 
 // renewSnapshot gives the session's transaction, which has no writes (a
