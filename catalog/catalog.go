@@ -7,6 +7,9 @@
 // schema-change protocol needs (a transaction sees one schema version for its
 // whole life). Every change writes the changed objects and a new schema
 // version in one kv transaction, then publishes the new snapshot.
+//
+// It also hands out the IDs of temporary tables, whose definitions it
+// never holds, and removes the keys they leave (temp.go).
 package catalog
 
 import (

@@ -212,24 +212,7 @@ func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.
 	if collation != gms.Collation_Unspecified {
 		t.Collation = collation.Name()
 	}
-	for _, col := range sch.Schema {
-		t.NextColumnID++
-		c := catalog.Column{
-			ID:            t.NextColumnID,
-			Name:          col.Name,
-			Type:          col.Type.String(),
-			Nullable:      col.Nullable,
-			AutoIncrement: col.AutoIncrement,
-			Comment:       col.Comment,
-		}
-		if col.Default != nil {
-			c.HasDefault, c.Default = true, col.Default.String()
-		}
-		if col.Generated != nil {
-			c.Generated, c.Virtual = col.Generated.String(), col.Virtual
-		}
-		t.Columns = append(t.Columns, c)
-	}
+	addColumns(t, sch.Schema)
 	for _, o := range sch.PkOrdinals {
 		t.PKColumns = append(t.PKColumns, t.Columns[o].ID)
 	}
@@ -256,6 +239,28 @@ func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.
 		return nil, err
 	}
 	return t, nil
+}
+
+// addColumns gives table t the columns of sch, with new column IDs.
+func addColumns(t *catalog.Table, sch gms.Schema) {
+	for _, col := range sch {
+		t.NextColumnID++
+		c := catalog.Column{
+			ID:            t.NextColumnID,
+			Name:          col.Name,
+			Type:          col.Type.String(),
+			Nullable:      col.Nullable,
+			AutoIncrement: col.AutoIncrement,
+			Comment:       col.Comment,
+		}
+		if col.Default != nil {
+			c.HasDefault, c.Default = true, col.Default.String()
+		}
+		if col.Generated != nil {
+			c.Generated, c.Virtual = col.Generated.String(), col.Virtual
+		}
+		t.Columns = append(t.Columns, c)
+	}
 }
 
 // isHandleType reports whether a PK column can be the int64 row handle.
