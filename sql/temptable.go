@@ -238,7 +238,8 @@ func (t *Table) IsTemporary() bool { return t.m.def.ID >= catalog.TempIDBase }
 // temporary table.
 func (t *Table) latestDef(ctx *gms.Context) (*catalog.Table, bool) {
 	if t.IsTemporary() {
-		return tempFor(ctx, t.db.def.ID, t.m.def.Name)
+		def, ok := tempFor(ctx, t.db.def.ID, t.m.def.Name)
+		return def, ok && def.ID == t.m.def.ID
 	}
 	return t.db.e.cat.Current().TableByID(t.m.def.ID)
 }
@@ -250,12 +251,14 @@ func (t *Table) alterTemp(ctx *gms.Context, def *catalog.Table) error {
 	if _, err := buildMeta(t.m.dbName, def); err != nil {
 		return err
 	}
-	if sess, ok := ctx.Session.(*Session); ok && !sess.createdInStatement(ctx, def.ID) {
+	// Only a session that has temporary tables gets here.
+	sess := ctx.Session.(*Session)
+	if !sess.createdInStatement(ctx, def.ID) {
 		if err := t.db.e.implicitCommit(ctx); err != nil {
 			return err
 		}
 	}
-	ctx.Session.(*Session).putTemp(def)
+	sess.putTemp(def)
 	return nil
 }
 
