@@ -364,7 +364,10 @@ func TestTemporaryTableSessionEnd(t *testing.T) {
 		c := pinConn(t, other)
 		c.exec("CREATE TEMPORARY TABLE tt (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10), KEY (v))",
 			"INSERT INTO tt (v) VALUES ('a'), ('b')",
-			"CREATE TEMPORARY TABLE nopk (v INT)", "INSERT INTO nopk VALUES (1)")
+			"CREATE TEMPORARY TABLE nopk (v INT)", "INSERT INTO nopk VALUES (1)",
+			// The transaction writes the dropped table's row when it commits.
+			"CREATE TEMPORARY TABLE gone (id INT PRIMARY KEY)",
+			"BEGIN", "INSERT INTO gone VALUES (1)", "DROP TEMPORARY TABLE gone", "COMMIT")
 		if n := tempKeys(t, store); n == 0 {
 			t.Fatalf("%s: no keys for the temporary tables", end)
 		}
