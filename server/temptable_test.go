@@ -242,6 +242,8 @@ func TestTemporaryTableObjects(t *testing.T) {
 		"DELETE FROM tmp WHERE id = 2",
 		"INSERT INTO tmp SELECT id + 10, id FROM log")
 	ac.want("SELECT id, v FROM tmp ORDER BY id", "1,5;12,2")
+	ac.exec("CREATE TEMPORARY TABLE tmp2 SELECT id FROM log")
+	ac.want("SELECT id FROM tmp2", "2")
 	const roMsg = "The MySQL server is running with the --read-only option so it cannot execute this statement"
 	ac.wantErr("INSERT INTO log SELECT id FROM tmp", 1290, roMsg)
 	ac.wantErr("UPDATE log SET id = 3", 1290, roMsg)

@@ -117,7 +117,7 @@ func enforceReadOnly(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan
 		// EXPLAIN runs nothing.
 		return n, transform.SameTree, nil
 	}
-	if ct, ok := n.(*plan.CreateTable); ok && ct.Temporary() || writesOnlyTemporary(n) {
+	if createsTemporary(n) || writesOnlyTemporary(n) {
 		// MySQL lets temporary tables be made and written under read_only.
 		return n, transform.SameTree, nil
 	}
@@ -145,6 +145,16 @@ func ReadOnlyRefuses(admin bool) error {
 		return ErrReadOnly(false)
 	}
 	return nil
+}
+
+// createsTemporary reports whether n is CREATE TEMPORARY TABLE, also with
+// a SELECT.
+func createsTemporary(n gms.Node) bool {
+	if tc, ok := n.(*plan.TableCopier); ok {
+		n = tc.Destination
+	}
+	ct, ok := n.(*plan.CreateTable)
+	return ok && ct.Temporary()
 }
 
 // writesOnlyTemporary reports whether n is an INSERT, UPDATE, DELETE,
