@@ -154,6 +154,7 @@ func TestTemporaryTables(t *testing.T) {
 	a.want("SELECT a, b FROM tt ORDER BY a", "1,x;2,w")
 
 	a.want("OPTIMIZE TABLE tt", "d.tt,optimize,status,OK")
+	a.want("ANALYZE TABLE t", "d.t,analyze,status,OK")
 	a.exec("ADMIN CHECK TABLE tt, t")
 	b.wantErr("ADMIN CHECK TABLE tt", 1146, "")
 	a.wantErr("CREATE TEMPORARY TABLE tt (a INT)", 1050, "Table 'tt' already exists")
