@@ -7,6 +7,9 @@
 // schema-change protocol needs (a transaction sees one schema version for its
 // whole life). Every change writes the changed objects and a new schema
 // version in one kv transaction, then publishes the new snapshot.
+//
+// It also hands out the IDs of temporary tables, whose definitions it
+// never holds, and removes the keys they leave (temp.go).
 package catalog
 
 import (
@@ -313,6 +316,7 @@ type Catalog struct {
 	cur    atomic.Pointer[Schema]
 	autoMu sync.Mutex
 	autoID map[autoKey]*allocator
+	tempID atomic.Int64 // the last temporary table ID handed out (temp.go)
 
 	// OnChange, when set, is called after each new schema version is published.
 	OnChange func(*Schema)
@@ -321,6 +325,7 @@ type Catalog struct {
 // Open loads the catalog from kv.
 func Open(store *kv.Store) (*Catalog, error) {
 	c := &Catalog{store: store, autoID: map[autoKey]*allocator{}}
+	c.tempID.Store(TempIDBase)
 	txn := store.Begin()
 	defer txn.Rollback()
 	s := newSchema()

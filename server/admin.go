@@ -129,14 +129,14 @@ func (h *handler) admin(c *mysql.Conn, query string) (*sqltypes.Result, error) {
 	case reCheckIndex.MatchString(body):
 		g := reCheckIndex.FindStringSubmatch(body)
 		db, table := h.qualify(c, g[1])
-		if err := h.s.engine.CheckIndex(db, table, g[2]); err != nil {
+		if err := h.s.engine.CheckIndexIn(h.session(c), db, table, g[2]); err != nil {
 			return nil, checkError(err)
 		}
 		return &sqltypes.Result{}, nil
 	case reCheckTable.MatchString(body):
 		for _, name := range strings.Split(reCheckTable.FindStringSubmatch(body)[1], ",") {
 			db, table := h.qualify(c, strings.TrimSpace(name))
-			if err := h.s.engine.CheckIndex(db, table, ""); err != nil {
+			if err := h.s.engine.CheckIndexIn(h.session(c), db, table, ""); err != nil {
 				return nil, checkError(err)
 			}
 		}

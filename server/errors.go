@@ -248,6 +248,9 @@ var kindErrors = []kindError{
 	byKind(gms.ErrPrivilegeCheckFailed, func(a []string, st *stmtInfo) error {
 		priv := "SUPER"
 		if st != nil {
+			if m := reCreateTemp.FindStringSubmatch(st.query); m != nil {
+				return errTempDenied(a[0], m[1], st)
+			}
 			// go-mysql-server refuses a write to a table this way too.
 			if m := reWriteTarget.FindStringSubmatch(st.query); m != nil {
 				table := strings.Trim(m[2], "`")
@@ -264,6 +267,10 @@ var kindErrors = []kindError{
 	}),
 	byKind(gms.ErrExistingView, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERTableExists, "42S01", "Table '%s' already exists", a[1])
+	}),
+	// DROP TEMPORARY TABLE of an ordinary table.
+	byKind(gms.ErrUnknownTable, func(a []string, st *stmtInfo) error {
+		return errUnknownTable(qualifiedTable(a[0], st))
 	}),
 	byKind(gms.ErrViewDoesNotExist, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERBadTable, "42S02", "Unknown table '%s.%s'", a[0], a[1])
@@ -461,6 +468,21 @@ func unquote(s string) string {
 // administrative statement needs.
 var rePrivNeeded = regexp.MustCompile(`(?is)^\s*(CREATE\s+USER|DROP\s+USER|RENAME\s+USER|ALTER\s+USER|CREATE\s+ROLE|DROP\s+ROLE|GRANT|REVOKE|FLUSH|KILL|SET\s+GLOBAL|SET\s+PERSIST|SHUTDOWN)\b`)
 
+// reCreateTemp finds the table of CREATE TEMPORARY TABLE.
+var reCreateTemp = regexp.MustCompile(`(?is)^\s*CREATE\s+TEMPORARY\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([^\s(,;]+)`)
+
+// errTempDenied is MySQL's answer to CREATE TEMPORARY TABLE without the
+// CREATE TEMPORARY TABLES privilege on the table's database.
+func errTempDenied(user, table string, st *stmtInfo) error {
+	db := ""
+	if i := strings.LastIndex(table, "."); i >= 0 {
+		db = strings.Trim(table[:i], "`")
+	} else if st.currentDB != nil {
+		db = st.currentDB()
+	}
+	return sqlErr(mysql.ERDBAccessDenied, "42000", "Access denied for user %s to database '%s'", user, db)
+}
+
 // reWriteTarget finds the verb and table of a single-table write.
 var reWriteTarget = regexp.MustCompile(`(?is)^\s*(INSERT|REPLACE|UPDATE|DELETE)\s+(?:LOW_PRIORITY\s+|IGNORE\s+)*(?:INTO\s+|FROM\s+)?([^\s(,;]+)`)
 
@@ -519,11 +541,9 @@ func mapError(err error, st *stmtInfo) error {
 		}
 	case mysql.ERNoSuchTable:
 		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil {
-			name := m[1]
-			if st != nil && st.qualify != nil && !strings.Contains(name, ".") {
-				if db := st.qualify(name); db != "" {
-					name = db + "." + name
-				}
+			name := qualifiedTable(m[1], st)
+			if st != nil && reDropTable.MatchString(st.query) {
+				return errUnknownTable(name)
 			}
 			return mysql.NewSQLError(mysql.ERNoSuchTable, "42S02", "Table '%s' doesn't exist", name)
 		}
@@ -569,6 +589,7 @@ func mapError(err error, st *stmtInfo) error {
 
 var (
 	reTableNotFound = regexp.MustCompile(`^table not found: (.*)$`)
+	reDropTable     = regexp.MustCompile(`(?i)^\s*DROP\s+(TEMPORARY\s+)?TABLES?\s`)
 	reDBNotFound    = regexp.MustCompile(`^database not found: (.*)$`)
 	reBlobKey       = regexp.MustCompile(`^blob/text column '(.*)' used in key specification without a key length`)
 	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
@@ -576,3 +597,19 @@ var (
 	reDrop          = regexp.MustCompile(`(?i)\bDROP\b`)
 	reDeallocate    = regexp.MustCompile(`(?i)^\s*(?:DEALLOCATE|DROP)\s+PREPARE\b`)
 )
+
+// qualifiedTable is name with the database the statement names it in.
+func qualifiedTable(name string, st *stmtInfo) string {
+	if st != nil && st.qualify != nil && !strings.Contains(name, ".") {
+		if db := st.qualify(name); db != "" {
+			return db + "." + name
+		}
+	}
+	return name
+}
+
+// errUnknownTable is what MySQL answers DROP [TEMPORARY] TABLE of a table
+// that does not exist.
+func errUnknownTable(name string) error {
+	return mysql.NewSQLError(mysql.ERBadTable, "42S02", "Unknown table '%s'", name)
+}

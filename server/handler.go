@@ -477,7 +477,7 @@ func (h *handler) optimize(ctx context.Context, c *mysql.Conn, query string, cb 
 	// Through run, so that KILL QUERY and a client that goes away stop
 	// a long compaction.
 	return unwrapAbandoned(h.run(ctx, c, query, false, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
-		res, err := h.s.engine.Optimize(ctx, query, db)
+		res, err := h.s.engine.Optimize(ctx, h.session(c), query, db)
 		if err != nil {
 			return err
 		}

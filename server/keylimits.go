@@ -108,12 +108,7 @@ func (h *handler) existingKeys(c *mysql.Conn, name sqlparser.TableName) int {
 			}
 		}
 	}
-	schema := h.s.engine.Catalog().Current()
-	d, ok := schema.Database(db)
-	if !ok {
-		return 0
-	}
-	t, ok := schema.Table(d.ID, name.Name.String())
+	t, ok := h.s.engine.TableFor(h.session(c), db, name.Name.String())
 	if !ok {
 		return 0
 	}

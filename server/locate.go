@@ -9,6 +9,9 @@ import (
 	"github.com/reorgdb/reorgdb/catalog"
 )
 
+// tableLookup finds a table by database and name as a session sees it.
+type tableLookup func(db, name string) (*catalog.Table, bool)
+
 // stmtInfo returns what mapError may ask about the statement query that
 // connection c ran: the column and row where it gave a value.
 func (h *handler) stmtInfo(c *mysql.Conn, query string) *stmtInfo {
@@ -20,14 +23,17 @@ func (h *handler) stmtInfo(c *mysql.Conn, query string) *stmtInfo {
 		}
 		return ""
 	}
+	tableOf := func(db, name string) (*catalog.Table, bool) {
+		return h.s.engine.TableFor(h.session(c), db, name)
+	}
 	return &stmtInfo{
 		query: query,
 		locate: func(value, col string, typeOK func(string) bool) (string, string, int, bool) {
-			return locateValue(h.s.engine.Catalog().Current(), curDB(), query, value, col, typeOK)
+			return locateValue(tableOf, curDB(), query, value, col, typeOK)
 		},
 		clause: func(col string) string { return clauseOf(query, col) },
 		mismatchedRow: func() int {
-			return mismatchedRow(h.s.engine.Catalog().Current(), curDB(), query)
+			return mismatchedRow(tableOf, curDB(), query)
 		},
 		currentDB: curDB,
 		qualify: func(name string) string {
@@ -54,7 +60,7 @@ func (h *handler) stmtInfo(c *mysql.Conn, query string) *stmtInfo {
 // column col ("" for any column whose declared type typeOK accepts). A
 // statement without such a literal (a placeholder, an expression) names
 // the table's one column typeOK accepts, if only one does, at row 1.
-func locateValue(schema *catalog.Schema, curDB, query, value, col string, typeOK func(string) bool) (string, string, int, bool) {
+func locateValue(tableOf tableLookup, curDB, query, value, col string, typeOK func(string) bool) (string, string, int, bool) {
 	stmt, err := sqlparser.Parse(query)
 	if err != nil {
 		return "", "", 0, false
@@ -99,13 +105,11 @@ func locateValue(schema *catalog.Schema, curDB, query, value, col string, typeOK
 	if dbName == "" {
 		dbName = curDB
 	}
-	if schema != nil {
-		if db, ok := schema.Database(dbName); ok {
-			if t, ok := schema.Table(db.ID, table.Name.String()); ok {
-				for _, c := range t.Columns {
-					types[strings.ToLower(c.Name)] = c.Type
-					tableCols = append(tableCols, c.Name)
-				}
+	if tableOf != nil {
+		if t, ok := tableOf(dbName, table.Name.String()); ok {
+			for _, c := range t.Columns {
+				types[strings.ToLower(c.Name)] = c.Type
+				tableCols = append(tableCols, c.Name)
 			}
 		}
 	}
@@ -233,7 +237,7 @@ func clauseOf(query, col string) string {
 
 // mismatchedRow is the 1-based row of an INSERT ... VALUES whose value
 // count differs from its column count (1 when not found).
-func mismatchedRow(schema *catalog.Schema, curDB, query string) int {
+func mismatchedRow(tableOf tableLookup, curDB, query string) int {
 	stmt, err := sqlparser.Parse(query)
 	if err != nil {
 		return 1
@@ -247,15 +251,13 @@ func mismatchedRow(schema *catalog.Schema, curDB, query string) int {
 		return 1
 	}
 	n := len(ins.Columns)
-	if n == 0 && schema != nil {
+	if n == 0 && tableOf != nil {
 		db := ins.Table.DbQualifier.String()
 		if db == "" {
 			db = curDB
 		}
-		if d, ok := schema.Database(db); ok {
-			if t, ok := schema.Table(d.ID, ins.Table.Name.String()); ok {
-				n = len(t.Columns)
-			}
+		if t, ok := tableOf(db, ins.Table.Name.String()); ok {
+			n = len(t.Columns)
 		}
 	}
 	for i, row := range v.Values {

@@ -90,6 +90,14 @@ func (st *connState) session() gms.Session {
 	return st.sess
 }
 
+// session is connection c's session, nil before it has one.
+func (h *handler) session(c *mysql.Conn) gms.Session {
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		return st.session()
+	}
+	return nil
+}
+
 func (s *Server) connState(id uint32) *connState {
 	if v, ok := s.conns.Load(id); ok {
 		return v.(*connState)

@@ -112,7 +112,7 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 	// Validate now, against the newest definition, so that a bad
 	// statement fails at once and never becomes a job.
 	e := t.db.e
-	cur, ok := e.cat.Current().TableByID(t.m.def.ID)
+	cur, ok := t.latestDef(ctx)
 	if !ok {
 		return gms.ErrTableNotFound.New(t.m.def.Name)
 	}
@@ -122,6 +122,9 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
+	}
+	if t.IsTemporary() {
+		return t.alterTemp(ctx, scratch)
 	}
 	// The issuing transaction must not hold the job's metadata lock.
 	return ddlToSQLError(e.outsideMDL(ctx, func() error {

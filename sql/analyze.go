@@ -11,10 +11,15 @@ import (
 
 // statsProvider is go-mysql-server's statistics with ANALYZE TABLE of an
 // empty table made a no-op: go-mysql-server divides by the number of
-// sampled rows and panics there (MySQL answers "status OK").
+// sampled rows and panics there (MySQL answers "status OK"). So is that of
+// a temporary table: the statistics are kept by table name for every
+// session, and would stand for the table it shadows.
 type statsProvider struct{ gms.StatsProvider }
 
 func (p statsProvider) AnalyzeTable(ctx *gms.Context, table gms.Table, db string) error {
+	if isTemporaryTable(table) {
+		return nil
+	}
 	empty, err := isEmpty(ctx, table)
 	if err != nil {
 		return err

@@ -22,12 +22,18 @@ func (e *Engine) CheckTable(dbName, tableName string) error {
 // CheckIndex is CheckTable for one index (all public indexes when index
 // is empty).
 func (e *Engine) CheckIndex(dbName, tableName, index string) error {
+	return e.CheckIndexIn(nil, dbName, tableName, index)
+}
+
+// CheckIndexIn is CheckIndex for a statement of session sess, to which
+// its temporary tables shadow tables of the same name (sess may be nil).
+func (e *Engine) CheckIndexIn(sess gms.Session, dbName, tableName, index string) error {
 	s := e.cat.Current()
 	db, ok := s.Database(dbName)
 	if !ok {
 		return gms.ErrDatabaseNotFound.New(dbName)
 	}
-	def, ok := s.Table(db.ID, tableName)
+	def, ok := sessionTable(sess, s, db.ID, tableName)
 	if !ok {
 		return gms.ErrTableNotFound.New(tableName)
 	}

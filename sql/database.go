@@ -34,11 +34,15 @@ func (p *Provider) HasDatabase(ctx *gms.Context, name string) bool {
 	return ok
 }
 
+// AllDatabases implements sql.DatabaseProvider. go-mysql-server lists
+// information_schema's tables, columns and indexes through it, which show
+// no temporary table, as in MySQL 8, not even instead of a table it
+// shadows.
 func (p *Provider) AllDatabases(ctx *gms.Context) []gms.Database {
 	dbs := p.e.schemaFor(ctx).Databases()
 	out := make([]gms.Database, len(dbs))
 	for i, db := range dbs {
-		out[i] = &Database{e: p.e, def: db}
+		out[i] = &Database{e: p.e, def: db, noTemps: true}
 	}
 	return out
 }
@@ -123,8 +127,9 @@ func (p *Provider) DropDatabase(ctx *gms.Context, name string) error {
 
 // Database is one database as seen by one statement.
 type Database struct {
-	e   *Engine
-	def *catalog.Database
+	e       *Engine
+	def     *catalog.Database
+	noTemps bool // the session's temporary tables are not seen through it
 }
 
 var (
@@ -137,9 +142,13 @@ var (
 
 func (d *Database) Name() string { return d.def.Name }
 
+// GetTableInsensitive implements sql.Database: the session's temporary
+// table of that name if it has one, else the table.
 func (d *Database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table, bool, error) {
-	s := d.e.schemaFor(ctx)
-	t, ok := s.Table(d.def.ID, name)
+	t, ok := d.e.schemaFor(ctx).Table(d.def.ID, name)
+	if tmp, isTemp := tempFor(ctx, d.def.ID, name); isTemp && !d.noTemps && !(ok && createdNow(ctx, t.ID)) {
+		t, ok = tmp, true
+	}
 	if !ok {
 		return nil, false, nil
 	}
@@ -183,54 +192,8 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 		if _, ok := ch.Schema().Table(d.def.ID, name); ok {
 			return gms.ErrTableAlreadyExists.New(name)
 		}
-		t := &catalog.Table{ID: ch.NewID(), DBID: d.def.ID, Name: name, Comment: comment, NextIndexID: 1}
-		if collation != gms.Collation_Unspecified {
-			t.Collation = collation.Name()
-		}
-		for _, col := range sch.Schema {
-			t.NextColumnID++
-			c := catalog.Column{
-				ID:            t.NextColumnID,
-				Name:          col.Name,
-				Type:          col.Type.String(),
-				Nullable:      col.Nullable,
-				AutoIncrement: col.AutoIncrement,
-				Comment:       col.Comment,
-			}
-			if col.Default != nil {
-				c.HasDefault, c.Default = true, col.Default.String()
-			}
-			if col.Generated != nil {
-				c.Generated, c.Virtual = col.Generated.String(), col.Virtual
-			}
-			t.Columns = append(t.Columns, c)
-		}
-		for _, o := range sch.PkOrdinals {
-			t.PKColumns = append(t.PKColumns, t.Columns[o].ID)
-		}
-		if len(sch.PkOrdinals) == 1 && isHandleType(sch.Schema[sch.PkOrdinals[0]].Type) {
-			t.HandleColumn = t.Columns[sch.PkOrdinals[0]].ID
-		} else if len(sch.PkOrdinals) > 0 {
-			// Any other primary key is a unique index over a hidden handle.
-			cols := make([]gms.IndexColumn, len(sch.PkOrdinals))
-			for i, o := range sch.PkOrdinals {
-				cols[i] = gms.IndexColumn{Name: sch.Schema[o].Name}
-			}
-			ix, err := newIndexDef(t, "PRIMARY", cols, true)
-			if err != nil {
-				return err
-			}
-			ix.Primary = true
-			ix.State = catalog.StatePublic
-			t.Indexes = append(t.Indexes, ix)
-		}
-		// Make sure the definition can be served before it is stored, and
-		// that the indexes and constraints go-mysql-server adds after this
-		// call will succeed, so that CREATE TABLE is all or nothing.
-		if _, err := buildMeta(d.def.Name, t); err != nil {
-			return err
-		}
-		if err := precheckCreateTable(ctx.Query(), t); err != nil {
+		t, err := d.newTableDef(ctx, ch.NewID(), name, sch, collation, comment)
+		if err != nil {
 			return err
 		}
 		if sess, ok := ctx.Session.(*Session); ok {
@@ -239,6 +202,65 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 		ch.PutTable(t)
 		return nil
 	})
+}
+
+// newTableDef is the definition of a new table in d, checked so that it
+// can be served and that the indexes and constraints go-mysql-server adds
+// after creating it will succeed, so that CREATE TABLE is all or nothing.
+func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.PrimaryKeySchema, collation gms.CollationID, comment string) (*catalog.Table, error) {
+	t := &catalog.Table{ID: id, DBID: d.def.ID, Name: name, Comment: comment, NextIndexID: 1}
+	if collation != gms.Collation_Unspecified {
+		t.Collation = collation.Name()
+	}
+	addColumns(t, sch.Schema)
+	for _, o := range sch.PkOrdinals {
+		t.PKColumns = append(t.PKColumns, t.Columns[o].ID)
+	}
+	if len(sch.PkOrdinals) == 1 && isHandleType(sch.Schema[sch.PkOrdinals[0]].Type) {
+		t.HandleColumn = t.Columns[sch.PkOrdinals[0]].ID
+	} else if len(sch.PkOrdinals) > 0 {
+		// Any other primary key is a unique index over a hidden handle.
+		cols := make([]gms.IndexColumn, len(sch.PkOrdinals))
+		for i, o := range sch.PkOrdinals {
+			cols[i] = gms.IndexColumn{Name: sch.Schema[o].Name}
+		}
+		ix, err := newIndexDef(t, "PRIMARY", cols, true)
+		if err != nil {
+			return nil, err
+		}
+		ix.Primary = true
+		ix.State = catalog.StatePublic
+		t.Indexes = append(t.Indexes, ix)
+	}
+	if _, err := buildMeta(d.def.Name, t); err != nil {
+		return nil, err
+	}
+	if err := precheckCreateTable(ctx.Query(), t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// addColumns gives table t the columns of sch, with new column IDs.
+func addColumns(t *catalog.Table, sch gms.Schema) {
+	for _, col := range sch {
+		t.NextColumnID++
+		c := catalog.Column{
+			ID:            t.NextColumnID,
+			Name:          col.Name,
+			Type:          col.Type.String(),
+			Nullable:      col.Nullable,
+			AutoIncrement: col.AutoIncrement,
+			Comment:       col.Comment,
+		}
+		if col.Default != nil {
+			c.HasDefault, c.Default = true, col.Default.String()
+		}
+		if col.Generated != nil {
+			c.Generated, c.Virtual = col.Generated.String(), col.Virtual
+		}
+		t.Columns = append(t.Columns, c)
+	}
 }
 
 // isHandleType reports whether a PK column can be the int64 row handle.
@@ -328,8 +350,12 @@ func typeKeyWidth(t gms.Type) (int64, bool) {
 	return 8, false
 }
 
-// DropTable implements sql.TableDropper.
+// DropTable implements sql.TableDropper. As in MySQL, the session's
+// temporary table of that name goes first.
 func (d *Database) DropTable(ctx *gms.Context, name string) error {
+	if found, err := d.dropTempTable(ctx, name); found {
+		return err
+	}
 	if t, ok := d.e.cat.Current().Table(d.def.ID, name); ok {
 		if err := d.e.endJobs(ctx, t.ID); err != nil {
 			return err
@@ -354,6 +380,9 @@ func (d *Database) DropTable(ctx *gms.Context, name string) error {
 
 // RenameTable implements sql.TableRenamer.
 func (d *Database) RenameTable(ctx *gms.Context, oldName, newName string) error {
+	if found, err := d.renameTempTable(ctx, oldName, newName); found {
+		return err
+	}
 	if t, ok := d.e.cat.Current().Table(d.def.ID, oldName); ok {
 		if err := d.e.waitJobs(ctx, t.ID); err != nil {
 			return err

@@ -171,6 +171,9 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
 			"This version of ReorgDB doesn't yet support 'adding a primary key to an existing table'")
 	}
+	if t.IsTemporary() {
+		return t.createTempIndex(ctx, def)
+	}
 	e := t.db.e
 	sess, _ := ctx.Session.(*Session)
 	if sess != nil && sess.stmtDone(ctx, t.m.def.ID, def.Name) {
@@ -331,6 +334,9 @@ func itoa(i int) string {
 // index public -> write-only -> delete-only -> absent and removes its
 // entries (ddl.JobDropIndex), and the statement waits for it.
 func (t *Table) DropIndex(ctx *gms.Context, name string) error {
+	if t.IsTemporary() {
+		return t.dropTempIndex(ctx, name)
+	}
 	e := t.db.e
 	def, ok := e.cat.Current().TableByID(t.m.def.ID)
 	if !ok {
@@ -357,6 +363,9 @@ func (t *Table) DropIndex(ctx *gms.Context, name string) error {
 
 // RenameIndex implements sql.IndexAlterableTable.
 func (t *Table) RenameIndex(ctx *gms.Context, from, to string) error {
+	if t.IsTemporary() {
+		return t.renameTempIndex(ctx, from, to)
+	}
 	e := t.db.e
 	e.ddlMu.Lock()
 	defer e.ddlMu.Unlock()

@@ -56,7 +56,8 @@ func (e *editor) txn() (*kv.Txn, error) {
 	if e.err != nil {
 		return nil, e.err
 	}
-	if e.tx.readOnly {
+	if e.tx.readOnly && !e.t.IsTemporary() {
+		// MySQL lets a READ ONLY transaction write temporary tables.
 		return nil, gms.ErrReadOnlyTransaction.New()
 	}
 	return e.tx.txn, nil

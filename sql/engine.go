@@ -42,6 +42,11 @@ type Engine struct {
 	alteringMu sync.Mutex
 	altering   map[int64]int
 	persist    *persistedVars // SET PERSIST's file; nil without a data directory
+	// cleanups are removals of temporary tables' keys under way, which
+	// Close waits for; once closed, none starts (the next start clears).
+	cleanupMu sync.Mutex
+	closed    bool
+	cleanups  sync.WaitGroup
 }
 
 // Options configure an Engine.
@@ -73,6 +78,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.TempDir, opts.Logger)
 	e.DDL.SetForeground(e.metrics.started.Load)
 	pro := &Provider{e: e}
+	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
 	ov := &execOverride{e: e}
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }
@@ -87,6 +93,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	if err := e.loadPersisted(); err != nil {
 		return nil, err
 	}
+	e.clearTemporary()
 	e.SQL.Analyzer.Catalog.InfoSchema = &infoSchema{Database: e.SQL.Analyzer.Catalog.InfoSchema, e: e}
 	if err := e.DDL.Start(); err != nil {
 		return nil, err
@@ -96,7 +103,13 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 
 // Close stops background schema-change work; unfinished jobs resume when
 // the store is opened again.
-func (e *Engine) Close() { e.DDL.Close() }
+func (e *Engine) Close() {
+	e.cleanupMu.Lock()
+	e.closed = true
+	e.cleanupMu.Unlock()
+	e.cleanups.Wait()
+	e.DDL.Close()
+}
 
 // Catalog returns the engine's catalog.
 func (e *Engine) Catalog() *catalog.Catalog { return e.cat }

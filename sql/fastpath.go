@@ -98,7 +98,7 @@ func (e *Engine) PrepareFast(ctx *gms.Context, query string) *FastStmt {
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
 	}
-	if err := fs.resolve(e.schemaFor(ctx), db); err != nil {
+	if err := fs.resolve(ctx, e.schemaFor(ctx), db); err != nil {
 		return nil
 	}
 	return fs
@@ -125,7 +125,7 @@ func (e *Engine) PrepareFastText(ctx *gms.Context, stmt sqlparser.Statement) (st
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
 	}
-	if err := fs.resolve(e.schemaFor(ctx), db); err != nil {
+	if err := fs.resolve(ctx, e.schemaFor(ctx), db); err != nil {
 		return nil, true
 	}
 	return fs, true
@@ -314,9 +314,10 @@ func parseFastStmt(stmt sqlparser.Statement) *FastStmt {
 	return fs
 }
 
-// resolve binds the statement to the table definition in s and fails
-// when the statement no longer fits it.
-func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
+// resolve binds the statement to the table definition in s, or to the
+// session's temporary table of that name, and fails when the statement no
+// longer fits it.
+func (fs *FastStmt) resolve(ctx *gms.Context, s *catalog.Schema, db string) error {
 	if db == "" {
 		return ErrFastFallback
 	}
@@ -324,7 +325,10 @@ func (fs *FastStmt) resolve(s *catalog.Schema, db string) error {
 	if !ok {
 		return ErrFastFallback
 	}
-	def, ok := s.Table(d.ID, fs.table)
+	def, ok := tempFor(ctx, d.ID, fs.table)
+	if !ok {
+		def, ok = s.Table(d.ID, fs.table)
+	}
 	if !ok {
 		return ErrFastFallback
 	}
@@ -545,7 +549,7 @@ func (fs *FastStmt) resolveIn(ctx *gms.Context) (*Transaction, string, error) {
 	if db == "" {
 		db = ctx.GetCurrentDatabase()
 	}
-	return tx, db, fs.resolve(tx.schema, db)
+	return tx, db, fs.resolve(ctx, tx.schema, db)
 }
 
 // begin resolves the statement in the statement's transaction's schema
@@ -587,7 +591,7 @@ func (n *pointSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 // go-mysql-server's analyzer checks this on the slow path.
 func (e *Engine) mayRead(ctx *gms.Context, m *tableMeta) bool {
 	db := e.SQL.Analyzer.Catalog.MySQLDb
-	if db == nil || !db.Enabled() {
+	if db == nil || !db.Enabled() || m.def.ID >= catalog.TempIDBase {
 		return true
 	}
 	return db.UserHasPrivileges(ctx, gms.NewPrivilegedOperation(

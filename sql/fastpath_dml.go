@@ -439,7 +439,7 @@ func (n *dmlExec) Finish(ctx *gms.Context, ok bool) {
 // the table.
 func (e *Engine) mayWrite(ctx *gms.Context, m *tableMeta, privs ...gms.PrivilegeType) bool {
 	db := e.SQL.Analyzer.Catalog.MySQLDb
-	if db == nil || !db.Enabled() {
+	if db == nil || !db.Enabled() || m.def.ID >= catalog.TempIDBase {
 		return true
 	}
 	return db.UserHasPrivileges(ctx, gms.NewPrivilegedOperation(

@@ -73,7 +73,7 @@ func alterDefaultDrop(o *execOverride, ctx *gms.Context, n *plan.AlterDefaultDro
 // change would need the table rebuilt.
 func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, order *gms.ColumnOrder) error {
 	e := t.db.e
-	cur, ok := e.cat.Current().TableByID(t.m.def.ID)
+	cur, ok := t.latestDef(ctx)
 	if !ok {
 		return gms.ErrTableNotFound.New(t.m.def.Name)
 	}
@@ -121,6 +121,9 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
+	}
+	if t.IsTemporary() {
+		return t.alterTemp(ctx, scratch)
 	}
 	return t.runColumnJob(ctx, e.DDL.SubmitModifyColumn, spec)
 }
@@ -202,7 +205,7 @@ func mentions(expr, name string) bool {
 // column no index contains (ddl.JobDropColumn).
 func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	e := t.db.e
-	cur, ok := e.cat.Current().TableByID(t.m.def.ID)
+	cur, ok := t.latestDef(ctx)
 	if !ok {
 		return gms.ErrTableNotFound.New(t.m.def.Name)
 	}
@@ -222,6 +225,9 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
+	}
+	if t.IsTemporary() {
+		return t.alterTemp(ctx, scratch)
 	}
 	return t.runColumnJob(ctx, e.DDL.SubmitDropColumn, spec)
 }

@@ -82,6 +82,9 @@ func sqlMode(ctx *gms.Context) string {
 
 // CreateView implements sql.ViewDatabase.
 func (d *Database) CreateView(ctx *gms.Context, name, selectStatement, createViewStmt string) error {
+	if err := d.checkViewSelect(ctx, selectStatement); err != nil {
+		return err
+	}
 	now := time.Now().UTC()
 	o := catalog.Object{Name: name, Create: createViewStmt, Body: selectStatement, SQLMode: sqlMode(ctx), Created: now, Modified: now}
 	return d.updateDef(ctx, func(db *catalog.Database) error {
@@ -127,11 +130,14 @@ func (d *Database) GetTriggers(ctx *gms.Context) ([]gms.TriggerDefinition, error
 	for i, o := range db.Triggers {
 		out[i] = gms.TriggerDefinition{Name: o.Name, CreateStatement: o.Create, CreatedAt: o.Created, SqlMode: o.SQLMode}
 	}
-	return out, nil
+	return d.triggersNotShadowed(ctx, out), nil
 }
 
 // CreateTrigger implements sql.TriggerDatabase.
 func (d *Database) CreateTrigger(ctx *gms.Context, def gms.TriggerDefinition) error {
+	if err := d.checkTriggerTable(ctx, def.CreateStatement); err != nil {
+		return err
+	}
 	created := def.CreatedAt
 	if created.IsZero() {
 		created = time.Now().UTC()

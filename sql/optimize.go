@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/reorgdb/reorgdb/codec"
@@ -24,9 +25,9 @@ func IsOptimize(query string) bool { return reOptimize.MatchString(query) }
 // OptimizeResult is a row of OPTIMIZE TABLE's answer.
 type OptimizeResult struct{ Table, Op, MsgType, MsgText string }
 
-// Optimize runs OPTIMIZE TABLE for a connection whose current database is
-// curDB.
-func (e *Engine) Optimize(ctx context.Context, query, curDB string) ([]OptimizeResult, error) {
+// Optimize runs OPTIMIZE TABLE for a connection whose session is sess
+// (nil for none) and current database is curDB.
+func (e *Engine) Optimize(ctx context.Context, sess gms.Session, query, curDB string) ([]OptimizeResult, error) {
 	m := reOptimize.FindStringSubmatch(query)
 	if m == nil {
 		return nil, mysql.NewSQLError(mysql.ERParseError, "42000", "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s'", query)
@@ -48,7 +49,7 @@ func (e *Engine) Optimize(ctx context.Context, query, curDB string) ([]OptimizeR
 		d, ok := sch.Database(db)
 		var tid int64
 		if ok {
-			if t, found := sch.Table(d.ID, table); found {
+			if t, found := sessionTable(sess, sch, d.ID, table); found {
 				db, table, tid = d.Name, t.Name, t.ID
 			}
 		}

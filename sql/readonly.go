@@ -16,7 +16,8 @@ import (
 // 1290; read_only spares accounts with SUPER or CONNECTION_ADMIN,
 // super_read_only spares nobody. What does not write (SELECT, SET of any
 // variable, transaction control, SHOW, KILL, EXPLAIN) still runs, and so
-// does CREATE TEMPORARY TABLE, which MySQL allows.
+// do CREATE TEMPORARY TABLE and writes to temporary tables, which MySQL
+// allows.
 //
 // go-mysql-server keeps the variables but does not enforce them, and its
 // own read-only mode (Engine.ReadOnly) spares nobody and answers with a
@@ -116,8 +117,8 @@ func enforceReadOnly(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan
 		// EXPLAIN runs nothing.
 		return n, transform.SameTree, nil
 	}
-	if ct, ok := n.(*plan.CreateTable); ok && ct.Temporary() {
-		// MySQL lets temporary tables be made under read_only.
+	if createsTemporary(n) || writesOnlyTemporary(n) {
+		// MySQL lets temporary tables be made and written under read_only.
 		return n, transform.SameTree, nil
 	}
 	if superReadOnly.Load() {
@@ -144,4 +145,56 @@ func ReadOnlyRefuses(admin bool) error {
 		return ErrReadOnly(false)
 	}
 	return nil
+}
+
+// createsTemporary reports whether n is CREATE TEMPORARY TABLE, also with
+// a SELECT.
+func createsTemporary(n gms.Node) bool {
+	if tc, ok := n.(*plan.TableCopier); ok {
+		n = tc.Destination
+	}
+	ct, ok := n.(*plan.CreateTable)
+	return ok && ct.Temporary()
+}
+
+// writesOnlyTemporary reports whether n is an INSERT, UPDATE, DELETE,
+// TRUNCATE or DROP TABLE whose targets are all temporary tables. Every
+// table an UPDATE or DELETE reads counts as a target, which refuses some
+// statements MySQL would run rather than let one through.
+func writesOnlyTemporary(n gms.Node) bool {
+	seen, only := false, true
+	targets := func(node gms.Node) {
+		transform.Inspect(node, func(c gms.Node) bool {
+			if tn, ok := c.(gms.TableNode); ok {
+				seen = true
+				only = only && isTemporaryTable(tn.UnderlyingTable())
+			}
+			return true
+		})
+	}
+	transform.Inspect(n, func(c gms.Node) bool {
+		switch c := c.(type) {
+		case *plan.InsertInto:
+			targets(c.Destination)
+			return false
+		case *plan.Update, *plan.DeleteFrom, *plan.Truncate, *plan.DropTable:
+			targets(c)
+			return false
+		}
+		return true
+	})
+	return seen && only
+}
+
+func isTemporaryTable(t gms.Table) bool {
+	for {
+		switch x := t.(type) {
+		case gms.TemporaryTable:
+			return x.IsTemporary()
+		case gms.TableWrapper:
+			t = x.Underlying()
+		default:
+			return false
+		}
+	}
 }

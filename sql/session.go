@@ -60,6 +60,7 @@ type Session struct {
 	// transaction may start or commit until EndInterrupt.
 	killed atomic.Bool
 	curMu  sync.Mutex // guards cur against Interrupt, which runs on another goroutine
+	temps  tempTables // temptable.go
 }
 
 var (
@@ -186,7 +187,8 @@ func (s *Session) autocommit() bool {
 }
 
 // SessionEnd implements sql.LifecycleAwareSession: a client that
-// disconnects mid-transaction has it rolled back.
+// disconnects mid-transaction has it rolled back, and its temporary
+// tables are dropped.
 func (s *Session) SessionEnd() {
 	s.endAlters()
 	for _, t := range s.outer {
@@ -197,6 +199,7 @@ func (s *Session) SessionEnd() {
 		s.cur.rollback()
 		s.setCur(nil)
 	}
+	s.endTemps()
 }
 
 func (s *Session) endAlters() {

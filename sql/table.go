@@ -40,11 +40,6 @@ var (
 	_ gms.TemporaryTable        = (*Table)(nil)
 )
 
-// IsTemporary implements sql.TemporaryTable: no ReorgDB table is. Without
-// it go-mysql-server's check of writes in a READ ONLY transaction
-// dereferences a nil interface instead of refusing them (1792).
-func (t *Table) IsTemporary() bool { return false }
-
 func (t *Table) Name() string   { return t.m.def.Name }
 func (t *Table) String() string { return t.m.def.Name }
 func (t *Table) Comment() string {
