@@ -478,6 +478,8 @@ var reDefaultColumn = []*regexp.Regexp{
 	regexp.MustCompile("(?is)(?:[(,]\\s*|\\b(?:ADD|MODIFY)\\s+(?:COLUMN\\s+)?|\\bCHANGE\\s+(?:COLUMN\\s+)?\\S+\\s+)`?([^`\\s,()]+)`?\\s+\\w+(?:\\([^)]*\\))?[^,()]*?\\bDEFAULT\\b"),
 }
 
+var reWrappedSQLError = regexp.MustCompile(`^(.*) \(errno (\d+)\) \(sqlstate (\w{5})\)$`)
+
 // mapError gives an error MySQL's code, SQLSTATE and text.
 func mapError(err error, st *stmtInfo) error {
 	var full *kv.DiskFullError
@@ -496,6 +498,12 @@ func mapError(err error, st *stmtInfo) error {
 	}
 	if se.Num == mysql.ERUnknownError && se.Message == context.Canceled.Error() {
 		return rsql.ErrInterrupted()
+	}
+	// go-mysql-server wraps an error ReorgDB's parser gives (a TIME
+	// precision past 6) in a syntax error of its own, as text.
+	if m := reWrappedSQLError.FindStringSubmatch(se.Message); m != nil && se.Num == mysql.ERUnknownError {
+		num, _ := strconv.Atoi(m[2])
+		return mysql.NewSQLError(num, m[3], "%s", m[1])
 	}
 	// A kv.DiskFullError that reached go-mysql-server other than as a
 	// commit error (a catalog write of DDL, say) arrives as its text.
