@@ -29,7 +29,8 @@ func addRules(a *analyzer.Analyzer) {
 			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro)
 		}
 	}
-	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable}}
+	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
+		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
 			b.Rules = append(b.Rules, own...)
