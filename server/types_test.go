@@ -1,0 +1,236 @@
+package server_test
+
+import (
+	"database/sql"
+	"net"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reorgdb/reorgdb/internal/testserver"
+)
+
+// typesDB is a connection to database d that returns temporal values as
+// the text MySQL sends (parseTime=false), in whichever protocol.
+func typesDB(t *testing.T, s *testserver.Server) *sql.DB {
+	t.Helper()
+	s.DB("d").Close()
+	db, err := sql.Open("mysql", strings.Replace(s.DSN("d"), "parseTime=true", "parseTime=false", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+const typesTable = "CREATE TABLE tt (id int PRIMARY KEY, t0 time, t3 time(3), t6 time(6), dt3 datetime(3), " +
+	"ts2 timestamp(2) NULL, dt datetime, y year, b bit(4))"
+
+// typesRows are the values stored and what MySQL 8 reads back: fractions
+// rounded half up to the column's precision and always printed with its
+// digits, two-digit years in 2000-2069 / 1970-1999, BIT as bytes.
+var typesRows = []struct {
+	insert string
+	want   []string
+}{
+	{"(1, '12:34:56.5', '-01:02:03.4565', '838:59:59', '2020-01-02 03:04:05.1', '2020-01-02 03:04:05.125', '2020-01-02 03:04:05.5', 69, b'1010')",
+		[]string{"12:34:57", "-01:02:03.457", "838:59:59.000000", "2020-01-02 03:04:05.100", "2020-01-02 03:04:05.13", "2020-01-02 03:04:06", "2069", "\x0a"}},
+	{"(2, '00:00:01.4999', '00:00:00.0004', '-12:00:00.5', '2020-01-02 03:04:05.9999', '2020-01-02 03:04:05', '2020-12-31 23:59:59.5', '70', b'1')",
+		[]string{"00:00:01", "00:00:00.000", "-12:00:00.500000", "2020-01-02 03:04:06.000", "2020-01-02 03:04:05.00", "2021-01-01 00:00:00", "1970", "\x01"}},
+}
+
+// TestTypesOnTheWire: TIME(n), DATETIME(n), TIMESTAMP(n), YEAR and BIT
+// read back as on MySQL 8 in the text and the binary protocol, with
+// MySQL's column types, and SHOW CREATE TABLE loads back.
+func TestTypesOnTheWire(t *testing.T) {
+	s := testserver.Start(t)
+	db := typesDB(t, s)
+	execT(t, db, typesTable)
+	for _, r := range typesRows {
+		execT(t, db, "INSERT INTO tt VALUES "+r.insert)
+	}
+	const q = "SELECT t0, t3, t6, dt3, ts2, dt, y, b FROM tt WHERE id = "
+	for i, r := range typesRows {
+		id := []string{"1", "2"}[i]
+		checkTypesRow(t, "text", db, r.want, q+id)
+		checkTypesRow(t, "binary", db, r.want, q+"?", id)
+	}
+
+	var name, create string
+	if err := db.QueryRow("SHOW CREATE TABLE tt").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"`t0` time,", "`t3` time(3),", "`t6` time(6),", "`dt3` datetime(3),", "`ts2` timestamp(2),", "`y` year,", "`b` bit(4)"} {
+		if !strings.Contains(create, col) {
+			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", col, create)
+		}
+	}
+	execT(t, db, strings.Replace(create, "CREATE TABLE `tt`", "CREATE TABLE `tt2`", 1))
+	var create2 string
+	if err := db.QueryRow("SHOW CREATE TABLE tt2").Scan(&name, &create2); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(create, "`tt`", "`tt2`", 1); create2 != want {
+		t.Errorf("SHOW CREATE TABLE of the copy:\n%s\nwant\n%s", create2, want)
+	}
+
+	precs := queryStrings(t, db, "SELECT CONCAT(column_name, ':', column_type, ':', IFNULL(datetime_precision, 'NULL')) FROM information_schema.columns WHERE table_schema = 'd' AND table_name = 'tt' ORDER BY ordinal_position")
+	want := []string{"id:int:NULL", "t0:time:0", "t3:time(3):3", "t6:time(6):6", "dt3:datetime(3):3", "ts2:timestamp(2):2", "dt:datetime:0", "y:year:NULL", "b:bit(4):NULL"}
+	if !reflect.DeepEqual(precs, want) {
+		t.Errorf("information_schema.columns: %q, want %q", precs, want)
+	}
+
+	_, err := db.Exec("CREATE TABLE bad (a time(7))")
+	expectCode(t, err, 1426)
+	if err == nil || !strings.Contains(err.Error(), "Too-big precision 7 specified for 'a'. Maximum is 6.") {
+		t.Errorf("TIME(7): %v", err)
+	}
+}
+
+// checkTypesRow reads one row of the tt columns by query (with args, a
+// prepared statement) and compares values and column metadata.
+func checkTypesRow(t *testing.T, proto string, db *sql.DB, want []string, query string, args ...any) {
+	t.Helper()
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", proto, err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTypes := []struct {
+		name string
+		prec int64
+	}{{"TIME", 0}, {"TIME", 3}, {"TIME", 6}, {"DATETIME", 3}, {"TIMESTAMP", 2}, {"DATETIME", 0}, {"YEAR", -1}, {"BIT", -1}}
+	for i, ct := range cts {
+		w := wantTypes[i]
+		if ct.DatabaseTypeName() != w.name {
+			t.Errorf("%s: column %s is %s, want %s", proto, ct.Name(), ct.DatabaseTypeName(), w.name)
+		}
+		if p, _, ok := ct.DecimalSize(); w.prec >= 0 && (!ok || p != w.prec) {
+			t.Errorf("%s: column %s has %d decimals, want %d", proto, ct.Name(), p, w.prec)
+		}
+	}
+	if st := cts[7].ScanType(); st != reflect.TypeOf(sql.RawBytes(nil)) && st != reflect.TypeOf([]byte(nil)) {
+		t.Errorf("%s: BIT scans as %v, want bytes (character set binary)", proto, st)
+	}
+	if !rows.Next() {
+		t.Fatalf("%s: no row", proto)
+	}
+	got := make([]sql.RawBytes, len(want))
+	dst := make([]any, len(want))
+	for i := range got {
+		dst[i] = &got[i]
+	}
+	if err := rows.Scan(dst...); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("%s: %s = %q, want %q", proto, cts[i].Name(), got[i], want[i])
+		}
+	}
+}
+
+// TestTimeIndex: a TIME(n) column is indexed online, and a range scan of
+// the index returns its values in order, negative ones first.
+func TestTimeIndex(t *testing.T) {
+	s := testserver.Start(t)
+	db := typesDB(t, s)
+	db.SetMaxOpenConns(1) // one session, for its sql_mode
+	execT(t, db, "CREATE TABLE ti (id int PRIMARY KEY, a time(2))")
+	execT(t, db, "INSERT INTO ti VALUES (1, '10:00:00.005'), (2, '-10:00:00'), (3, '09:59:59.999'), (4, '100:00:00.1'), (5, '-00:00:00.25'), (6, NULL)")
+	execT(t, db, "ALTER TABLE ti ADD INDEX ia (a), ALGORITHM=INPLACE, LOCK=NONE")
+	execT(t, db, "INSERT INTO ti VALUES (7, '00:00:00.004')")
+	const q = "SELECT id, a FROM ti FORCE INDEX (ia) WHERE a > '-20:00:00' ORDER BY a"
+	want := []string{"2 -10:00:00.00", "5 -00:00:00.25", "7 00:00:00.00", "3 10:00:00.00", "1 10:00:00.01", "4 100:00:00.10"}
+	if got := queryPairs(t, db, q); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: %q, want %q", q, got, want)
+	}
+	if got := queryStrings(t, db, "SELECT id FROM ti WHERE a BETWEEN '00:00:00' AND '10:00:00' ORDER BY a DESC"); !reflect.DeepEqual(got, []string{"3", "7"}) {
+		t.Errorf("BETWEEN: %q, want [3 7]", got)
+	}
+	var plan string
+	if err := db.QueryRow("EXPLAIN FORMAT=TREE SELECT id FROM ti WHERE a > '10:00:00'").Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "IndexedTableAccess(ti)") || !strings.Contains(plan, "index: [ti.a]") {
+		t.Errorf("the range does not use index ia:\n%s", plan)
+	}
+	execT(t, db, "ADMIN CHECK TABLE ti")
+
+	// sql_mode TIME_TRUNCATE_FRACTIONAL cuts instead of rounding.
+	execT(t, db, "SET SESSION sql_mode = CONCAT(@@sql_mode, ',TIME_TRUNCATE_FRACTIONAL')")
+	execT(t, db, "INSERT INTO ti VALUES (8, '00:00:01.999')")
+	query(t, db, "SELECT a FROM ti WHERE id = 8", "00:00:01.99")
+}
+
+// TestTypesMariadbClient: a non-Go client reads BIT as binary and TIME(n)
+// with its digits.
+func TestTypesMariadbClient(t *testing.T) {
+	client := mariadbPath(t)
+	s := testserver.Start(t)
+	db := typesDB(t, s)
+	execT(t, db, typesTable)
+	execT(t, db, "INSERT INTO tt VALUES "+typesRows[0].insert)
+	host, port, _ := net.SplitHostPort(s.Addr())
+	out, err := exec.Command(client, "-h"+host, "-P"+port, "-uroot", "-N", "-B", "--binary-as-hex", "d",
+		"-e", "SELECT b, t0, t3, t6, ts2 FROM tt").CombinedOutput()
+	want := "0x0A\t12:34:57\t-01:02:03.457\t838:59:59.000000\t2020-01-02 03:04:05.13"
+	if err != nil || strings.TrimSpace(string(out)) != want {
+		t.Errorf("mariadb: %v %q, want %q", err, out, want)
+	}
+}
+
+func execT(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func queryStrings(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// queryPairs reads two columns per row as "a b".
+func queryPairs(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a, b string
+		if err := rows.Scan(&a, &b); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a+" "+b)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
