@@ -150,6 +150,17 @@ func TestTimeIndex(t *testing.T) {
 	if got := queryPairs(t, db, q); !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: %q, want %q", q, got, want)
 	}
+	// The catalog keeps the precision across a restart.
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = testserver.StartDir(t, s.Dir)
+	db = typesDB(t, s)
+	db.SetMaxOpenConns(1)
+	if got := queryPairs(t, db, q); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a restart: %q, want %q", got, want)
+	}
 	if got := queryStrings(t, db, "SELECT id FROM ti WHERE a BETWEEN '00:00:00' AND '10:00:00' ORDER BY a DESC"); !reflect.DeepEqual(got, []string{"3", "7"}) {
 		t.Errorf("BETWEEN: %q, want [3 7]", got)
 	}
