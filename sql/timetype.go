@@ -132,7 +132,7 @@ func (t TimeType) ConvertToTimespan(v any) (types.Timespan, error) {
 	if err != nil {
 		return 0, err
 	}
-	return t.round(nil, ts), nil
+	return t.round(context.Background(), ts), nil
 }
 
 func (t TimeType) ConvertToTimeDuration(v any) (time.Duration, error) {
