@@ -157,6 +157,20 @@ var kindErrors = []kindError{
 		}
 		return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect %s value: '%s' for column '%s' at row %d", kind, a[0], col, row)
 	}),
+	byKind(types.ErrConvertingToYear, func(a []string, st *stmtInfo) error {
+		col, _, row := columnAndRow(st, a[0], "", typePrefix("year"))
+		if _, err := strconv.ParseFloat(strings.TrimSpace(a[0]), 64); err == nil {
+			return sqlErr(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
+		}
+		return sqlErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", a[0], col, row)
+	}),
+	byKind(types.ErrConvertingToTimeType, func(a []string, st *stmtInfo) error {
+		col, _, row := columnAndRow(st, a[0], "", typePrefix("time"))
+		if col == "" {
+			return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect time value: '%s'", a[0])
+		}
+		return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect time value: '%s' for column '%s' at row %d", a[0], col, row)
+	}),
 	byKind(gms.ErrUnknownSystemVariable, func(a []string, _ *stmtInfo) error {
 		name := strings.TrimPrefix(a[0], "@@")
 		for _, scope := range []string{"global.", "session.", "local.", "persist.", "persist_only."} {

@@ -198,7 +198,7 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 				Comment:       col.Comment,
 			}
 			if col.Default != nil {
-				c.HasDefault, c.Default = true, defaultText(col)
+				c.HasDefault, c.Default = true, defaultText(ctx, col)
 			}
 			if col.Generated != nil {
 				c.Generated, c.Virtual = col.Generated.String(), col.Virtual

@@ -109,7 +109,7 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		if _, err := originValue(ctx, col); err != nil {
 			return err
 		}
-		c.HasDefault, c.Default = true, defaultText(col)
+		c.HasDefault, c.Default = true, defaultText(ctx, col)
 	}
 	spec := ddl.ColumnSpec{Column: c, Of: old.Name}
 	if order != nil {

@@ -289,10 +289,10 @@ func resolved(stmt ast.Statement, err error) (ast.Statement, error) {
 // defaultText is the text of col's default as the catalog keeps it.
 // go-mysql-server turns a literal default into a value of the column's
 // type, which for a TIME prints unquoted and would not parse back.
-func defaultText(col *gms.Column) string {
+func defaultText(ctx *gms.Context, col *gms.Column) string {
 	d := col.Default
 	if tt, ok := col.Type.(TimeType); ok && d.IsLiteral() {
-		if v, err := d.Eval(nil, nil); err == nil && v != nil {
+		if v, err := d.Eval(ctx, nil); err == nil && v != nil {
 			if ts, err := tt.ConvertToTimespan(v); err == nil {
 				return "'" + string(tt.appendText(nil, ts)) + "'"
 			}
