@@ -130,7 +130,7 @@ func (h *handler) spool(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mys
 			rsql.FixFields(r.Fields, h.resultPrecisions(c, query))
 		}
 		if r != nil {
-			rsql.PadFractions(r.Fields, r.Rows)
+			rsql.FixValues(r.Fields, r.Rows)
 		}
 		return cb(r, more)
 	}

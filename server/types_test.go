@@ -187,10 +187,11 @@ func TestTypesMariadbClient(t *testing.T) {
 	db := typesDB(t, s)
 	execT(t, db, typesTable)
 	execT(t, db, "INSERT INTO tt VALUES "+typesRows[0].insert)
+	execT(t, db, "UPDATE tt SET y = 0")
 	host, port, _ := net.SplitHostPort(s.Addr())
 	out, err := exec.Command(client, "-h"+host, "-P"+port, "-uroot", "-N", "-B", "--binary-as-hex", "d",
-		"-e", "SELECT b, t0, t3, t6, ts2 FROM tt").CombinedOutput()
-	want := "0x0A\t12:34:57\t-01:02:03.457\t838:59:59.000000\t2020-01-02 03:04:05.13"
+		"-e", "SELECT b, t0, t3, t6, ts2, dt3, y FROM tt").CombinedOutput()
+	want := "0x0A\t12:34:57\t-01:02:03.457\t838:59:59.000000\t2020-01-02 03:04:05.13\t2020-01-02 03:04:05.100\t0000"
 	if err != nil || strings.TrimSpace(string(out)) != want {
 		t.Errorf("mariadb: %v %q, want %q", err, out, want)
 	}
@@ -244,4 +245,64 @@ func queryPairs(t *testing.T, db *sql.DB, q string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestYearAndTimeErrors: values YEAR and TIME cannot hold get MySQL's
+// errors in strict mode, and two-digit years map as MySQL maps them.
+func TestYearAndTimeErrors(t *testing.T) {
+	s := testserver.Start(t)
+	db := typesDB(t, s)
+	execT(t, db, "CREATE TABLE ye (id int PRIMARY KEY, y year, t time(2))")
+	execT(t, db, "INSERT INTO ye VALUES (1, '0', NULL), (2, '00', NULL), (3, 0, NULL), (4, '99', NULL), (5, 1, NULL), (6, 2155, NULL)")
+	// go-sql-driver reads a YEAR as a number in both protocols, so 0000
+	// reads 0 (TestTypesMariadbClient sees the text).
+	if got, want := queryStrings(t, db, "SELECT y FROM ye ORDER BY id"), []string{"2000", "2000", "0", "1999", "2001", "2155"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("years: %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"INSERT INTO ye VALUES (10, 1900, NULL)", 1264, "Out of range value for column 'y' at row 1"},
+		{"INSERT INTO ye VALUES (10, 'abc', NULL)", 1366, "Incorrect integer value: 'abc' for column 'y' at row 1"},
+		{"INSERT INTO ye VALUES (10, 2000, NULL), (11, 2000, 'abc')", 1292, "Incorrect time value: 'abc' for column 't' at row 2"},
+	} {
+		_, err := db.Exec(c.q)
+		expectCode(t, err, c.code)
+		if !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %q", c.q, err, c.msg)
+		}
+	}
+}
+
+// TestJSONNull: a JSON null is a value, not SQL NULL, as MySQL 8's
+// manual describes (JSON_TYPE is 'NULL', IS NULL is false, it sorts
+// after SQL NULL and before every other JSON value).
+func TestJSONNull(t *testing.T) {
+	s := testserver.Start(t)
+	db := typesDB(t, s)
+	execT(t, db, "CREATE TABLE jn (id int PRIMARY KEY, d json)")
+	execT(t, db, `INSERT INTO jn VALUES (1, 'null'), (2, NULL), (3, '1'), (4, '"a"')`)
+	for q, want := range map[string]string{
+		"SELECT CAST('null' AS JSON) IS NULL":                                     "0",
+		"SELECT JSON_TYPE(CAST('null' AS JSON))":                                  "NULL",
+		`SELECT JSON_EXTRACT('{"a": null}', '$.a')`:                               "null",
+		`SELECT JSON_EXTRACT('{"a": null}', '$.a') IS NULL`:                       "0",
+		`SELECT JSON_EXTRACT('{"a": null}', '$.b') IS NULL`:                       "1",
+		`SELECT JSON_UNQUOTE(JSON_EXTRACT('{"a": null}', '$.a'))`:                 "null",
+		"SELECT CAST(CAST('null' AS JSON) AS CHAR)":                               "null",
+		"SELECT (CAST('null' AS JSON) = NULL) IS NULL":                            "1",
+		"SELECT CAST('null' AS JSON) <=> NULL":                                    "0",
+		"SELECT CAST('null' AS JSON) = CAST('null' AS JSON)":                      "1",
+		"SELECT CAST('null' AS JSON) = 'null'":                                    "0",
+		`SELECT COALESCE(JSON_EXTRACT('{"a": null}', '$.a'), 'x')`:                "null",
+		"SELECT GROUP_CONCAT(id ORDER BY d, id) FROM jn":                          "2,1,3,4",
+		"SELECT GROUP_CONCAT(id ORDER BY d DESC, id) FROM jn":                     "4,3,1,2",
+		"SELECT GROUP_CONCAT(id ORDER BY id) FROM jn WHERE d IS NULL":             "2",
+		"SELECT GROUP_CONCAT(id ORDER BY id) FROM jn WHERE JSON_TYPE(d) = 'NULL'": "1",
+		"SELECT JSON_TYPE(NULL) IS NULL":                                          "1",
+	} {
+		query(t, db, q, want)
+	}
 }

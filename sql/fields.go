@@ -126,10 +126,19 @@ func fracLength(base, decimals uint32) uint32 {
 	return base + 1 + decimals
 }
 
-// PadFractions gives DATETIME(n) and TIMESTAMP(n) values in rows, which
-// go-mysql-server prints without trailing zero digits, their n digits.
-func PadFractions(fields []*querypb.Field, rows [][]sqltypes.Value) {
+// FixValues gives DATETIME(n) and TIMESTAMP(n) values in rows, which
+// go-mysql-server prints without trailing zero digits, their n digits,
+// and the YEAR 0 its four digits.
+func FixValues(fields []*querypb.Field, rows [][]sqltypes.Value) {
 	for i, f := range fields {
+		if f.Type == querypb.Type_YEAR {
+			for _, r := range rows {
+				if i < len(r) && string(r[i].Raw()) == "0" {
+					r[i] = sqltypes.MakeTrusted(sqltypes.Year, []byte("0000"))
+				}
+			}
+			continue
+		}
 		if (f.Type != querypb.Type_DATETIME && f.Type != querypb.Type_TIMESTAMP) || f.Decimals == 0 || f.Decimals > 6 {
 			continue
 		}
