@@ -68,11 +68,12 @@ func (t TimeType) MaxTextResponseByteLength(*gms.Context) uint32 {
 	return 11 + uint32(t.Precision)
 }
 
+// Equals holds for every TIME: go-mysql-server unifies the types of
+// COALESCE's, IF's and CASE's branches through it, and makes any two
+// types that differ text, which a TIME value cannot be converted to.
 func (t TimeType) Equals(o gms.Type) bool {
-	if ot, ok := o.(TimeType); ok {
-		return ot.Precision == t.Precision
-	}
-	return t.Precision == 6 && types.IsTimespan(o)
+	_, ok := o.(TimeType)
+	return ok || types.IsTimespan(o)
 }
 
 func (t TimeType) Compare(ctx context.Context, a, b any) (int, error) {
