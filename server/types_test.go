@@ -306,3 +306,23 @@ func TestJSONNull(t *testing.T) {
 		query(t, db, q, want)
 	}
 }
+
+// TestTimeAsText: a TIME value turns into MySQL's text where a string is
+// wanted, and a UNION of two TIME precisions reads the values.
+func TestTimeAsText(t *testing.T) {
+	s := testserver.Start(t)
+	db := typesDB(t, s)
+	execT(t, db, "CREATE TABLE tx (id int PRIMARY KEY, a time(3), b time(6))")
+	execT(t, db, "INSERT INTO tx VALUES (1, '01:02:03.456', '-01:02:03.456')")
+	query(t, db, "SELECT CAST(a AS CHAR) FROM tx", "01:02:03.456")
+	query(t, db, "SELECT CONCAT(a, '|', b) FROM tx", "01:02:03.456|-01:02:03.456000")
+	query(t, db, "SELECT CONCAT_WS(',', b, a) FROM tx", "-01:02:03.456000,01:02:03.456")
+	query(t, db, "SELECT COALESCE(NULL, a) FROM tx", "01:02:03.456")
+	if got, want := queryStrings(t, db, "SELECT a FROM tx UNION SELECT b FROM tx"), []string{"01:02:03.456", "-01:02:03.456000"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("UNION: %q, want %q", got, want)
+	}
+	var got string
+	if err := db.QueryRow("SELECT CONCAT(a, ?) FROM tx WHERE id = ?", "!", 1).Scan(&got); err != nil || got != "01:02:03.456!" {
+		t.Errorf("prepared CONCAT: %q, %v", got, err)
+	}
+}

@@ -30,7 +30,7 @@ func addRules(a *analyzer.Analyzer) {
 		}
 	}
 	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
-		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}}
+		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}, {Id: ruleTimeToText, Apply: timeToTextRule}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
 			b.Rules = append(b.Rules, own...)
