@@ -57,6 +57,10 @@ func TestTypesOnTheWire(t *testing.T) {
 		checkTypesRow(t, "binary", db, r.want, q+"?", id)
 	}
 
+	// Values bound to a prepared INSERT round the same way.
+	execT(t, db, "INSERT INTO tt (id, t0, t3, dt3, ts2) VALUES (?, ?, ?, ?, ?)", 3, "10:00:00.5", "-00:00:01.0005", "2020-01-02 03:04:05.0004", "2020-01-02 03:04:05.999")
+	checkRow(t, db, "SELECT t0, t3, dt3, ts2 FROM tt WHERE id = ?", []string{"10:00:01", "-00:00:01.001", "2020-01-02 03:04:05.000", "2020-01-02 03:04:06.00"}, 3)
+
 	var name, create string
 	if err := db.QueryRow("SHOW CREATE TABLE tt").Scan(&name, &create); err != nil {
 		t.Fatal(err)
@@ -197,9 +201,9 @@ func TestTypesMariadbClient(t *testing.T) {
 	}
 }
 
-func execT(t *testing.T, db *sql.DB, q string) {
+func execT(t *testing.T, db *sql.DB, q string, args ...any) {
 	t.Helper()
-	if _, err := db.Exec(q); err != nil {
+	if _, err := db.Exec(q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
@@ -324,5 +328,31 @@ func TestTimeAsText(t *testing.T) {
 	var got string
 	if err := db.QueryRow("SELECT CONCAT(a, ?) FROM tx WHERE id = ?", "!", 1).Scan(&got); err != nil || got != "01:02:03.456!" {
 		t.Errorf("prepared CONCAT: %q, %v", got, err)
+	}
+}
+
+// checkRow compares the one row query reads with want, as text.
+func checkRow(t *testing.T, db *sql.DB, query string, want []string, args ...any) {
+	t.Helper()
+	got := make([]sql.RawBytes, len(want))
+	dst := make([]any, len(want))
+	for i := range got {
+		dst[i] = &got[i]
+	}
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		t.Fatalf("%s: no row", query)
+	}
+	if err := rows.Scan(dst...); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("%s: column %d = %q, want %q", query, i+1, got[i], want[i])
+		}
 	}
 }
