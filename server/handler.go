@@ -127,7 +127,7 @@ func (h *handler) spool(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mys
 			defer func() { c.StatusFlags &^= statusDBDropped }()
 		}
 		if r != nil && len(r.Fields) > 0 {
-			rsql.FixFields(r.Fields, h.resultPrecisions(c, query))
+			rsql.FixFields(r.Fields, func() []int8 { return h.resultPrecisions(c, query) })
 		}
 		if r != nil {
 			rsql.FixValues(r.Fields, r.Rows)
@@ -292,7 +292,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	} else {
 		f = got
 	}
-	rsql.FixFields(f, h.resultPrecisions(c, query))
+	rsql.FixFields(f, func() []int8 { return h.resultPrecisions(c, query) })
 	if err != nil {
 		err = mapError(err, h.stmtInfo(c, query))
 	} else {

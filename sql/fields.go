@@ -82,12 +82,19 @@ func (s *Session) ResultPrecisions(query string) []int8 {
 // FixFields gives result columns the metadata MySQL sends: character set
 // 63 for numbers, temporal types and BIT (so that drivers return a BIT's
 // bytes rather than a string), MySQL's lengths and flags, and for the
-// columns whose precision is known (precs[i] >= 0, precs may be nil) the
-// decimals.
-func FixFields(fields []*querypb.Field, precs []int8) {
+// columns whose precision precs knows (precs()[i] >= 0) the decimals.
+// precs is called only when there is a TIME or TIMESTAMP column.
+func FixFields(fields []*querypb.Field, precs func() []int8) {
+	var ps []int8
+	for _, f := range fields {
+		if f.Type == querypb.Type_TIME || f.Type == querypb.Type_TIMESTAMP {
+			ps = precs()
+			break
+		}
+	}
 	for i, f := range fields {
-		if i < len(precs) && precs[i] >= 0 {
-			f.Decimals = uint32(precs[i])
+		if i < len(ps) && ps[i] >= 0 {
+			f.Decimals = uint32(ps[i])
 		}
 		fixField(f)
 	}

@@ -33,7 +33,7 @@ func addRules(a *analyzer.Analyzer) {
 		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}, {Id: ruleTimeToText, Apply: timeToTextRule}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
-			b.Rules = append(b.Rules, own...)
+			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], own...)
 			return
 		}
 	}
