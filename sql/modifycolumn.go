@@ -170,6 +170,11 @@ func instantChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column
 // sameStorage reports whether every value of type from is stored, and
 // keyed in an index, exactly as the same value of type to, and fits it.
 func sameStorage(from, to gms.Type) bool {
+	// Fractional seconds are stored whole (microseconds), so more digits
+	// only show what is there.
+	if fp := Precision(from); fp >= 0 && from.Type() == to.Type() {
+		return Precision(to) >= fp
+	}
 	if rank, ok := intRank[from.Type()]; ok {
 		torank, ok := intRank[to.Type()]
 		return ok && torank >= rank && types.IsUnsigned(from) == types.IsUnsigned(to)
