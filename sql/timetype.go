@@ -89,10 +89,55 @@ func (t TimeType) Convert(ctx context.Context, v any) (any, gms.ConvertInRange, 
 		return nil, gms.InRange, nil
 	}
 	ts, err := types.Time.ConvertToTimespan(v)
+	if err == nil && (ts == maxTimespan || ts == -maxTimespan) && pastMaxHours(v) {
+		// go-mysql-server clips it; MySQL's strict mode refuses it.
+		err = types.ErrConvertingToTimeType.New(v)
+	}
 	if err != nil {
 		return nil, gms.OutOfRange, err
 	}
 	return t.round(ctx, ts), gms.InRange, nil
+}
+
+// pastMaxHours reports whether a TIME written as text or as a number
+// ([-][D ]H:MM:SS or [-]HHMMSS) has more than 838 hours.
+func pastMaxHours(v any) bool {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		s = fmt.Sprint(x)
+	default:
+		return false
+	}
+	s = strings.TrimPrefix(strings.TrimSpace(s), "-")
+	days := 0
+	if d, rest, ok := strings.Cut(s, " "); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			return false
+		}
+		days, s = n, rest
+	}
+	hours := 0
+	if h, _, ok := strings.Cut(s, ":"); ok {
+		n, err := strconv.Atoi(h)
+		if err != nil {
+			return false
+		}
+		hours = n
+	} else {
+		whole, _, _ := strings.Cut(s, ".")
+		n, err := strconv.Atoi(whole)
+		if err != nil {
+			return false
+		}
+		hours = n / 10000
+	}
+	return days*24+hours > 838
 }
 
 // round brings ts to the type's precision as MySQL stores it: half away
