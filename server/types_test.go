@@ -369,3 +369,24 @@ func checkRow(t *testing.T, db *sql.DB, query string, want []string, args ...any
 		}
 	}
 }
+
+// TestTimeKey: a TIME(n) primary key, read and written through prepared
+// statements (the fast path), finds its rows by the rounded value.
+func TestTimeKey(t *testing.T) {
+	s := testserver.Start(t)
+	db := typesDB(t, s)
+	execT(t, db, "CREATE TABLE tk (k time(1) PRIMARY KEY, v int, UNIQUE KEY uv (v))")
+	for i, k := range []string{"10:00:00.04", "-10:00:00.06", "00:00:00.25"} {
+		execT(t, db, "INSERT INTO tk VALUES (?, ?)", k, i)
+	}
+	checkRow(t, db, "SELECT k, v FROM tk WHERE k = ?", []string{"-10:00:00.1", "1"}, "-10:00:00.1")
+	checkRow(t, db, "SELECT k FROM tk WHERE v = ?", []string{"00:00:00.3"}, 2)
+	execT(t, db, "UPDATE tk SET v = v + 10 WHERE k = ?", "10:00:00")
+	checkRow(t, db, "SELECT v FROM tk WHERE k = '10:00:00.0'", []string{"10"})
+	_, err := db.Exec("INSERT INTO tk VALUES (?, ?)", "10:00:00.01", 7)
+	expectCode(t, err, 1062)
+	if got, want := queryPairs(t, db, "SELECT k, v FROM tk ORDER BY k DESC"), []string{"10:00:00.0 10", "00:00:00.3 2", "-10:00:00.1 1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ORDER BY k DESC: %q, want %q", got, want)
+	}
+	execT(t, db, "ADMIN CHECK TABLE tk")
+}
