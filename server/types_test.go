@@ -270,8 +270,8 @@ func TestYearAndTimeErrors(t *testing.T) {
 	if got, want := queryStrings(t, db, "SELECT y FROM ye ORDER BY id"), []string{"2000", "2000", "0", "1999", "2001", "2155"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("years: %q, want %q", got, want)
 	}
-	execT(t, db, "INSERT INTO ye VALUES (7, 2000, '838:59:59'), (8, 2000, '-838:59:59.004')")
-	if got, want := queryStrings(t, db, "SELECT t FROM ye WHERE id IN (7, 8) ORDER BY id"), []string{"838:59:59.00", "-838:59:59.00"}; !reflect.DeepEqual(got, want) {
+	execT(t, db, "INSERT INTO ye VALUES (7, 2000, '838:59:59'), (8, 2000, '-34 22:59:59.004'), (9, 2000, '1 02:03:04.5')")
+	if got, want := queryStrings(t, db, "SELECT t FROM ye WHERE id IN (7, 8, 9) ORDER BY id"), []string{"838:59:59.00", "-838:59:59.00", "26:03:04.50"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("TIME limits: %q, want %q", got, want)
 	}
 	for _, c := range []struct {
@@ -284,6 +284,7 @@ func TestYearAndTimeErrors(t *testing.T) {
 		{"INSERT INTO ye VALUES (10, 2000, NULL), (11, 2000, 'abc')", 1292, "Incorrect time value: 'abc' for column 't' at row 2"},
 		{"INSERT INTO ye VALUES (10, 2000, '839:00:00')", 1292, "Incorrect time value: '839:00:00' for column 't' at row 1"},
 		{"INSERT INTO ye VALUES (10, 2000, -8390000)", 1292, "Incorrect time value: '-8390000' for column 't' at row 1"},
+		{"INSERT INTO ye VALUES (10, 2000, '35 00:00:00')", 1292, "Incorrect time value: '35 00:00:00' for column 't' at row 1"},
 	} {
 		_, err := db.Exec(c.q)
 		expectCode(t, err, c.code)

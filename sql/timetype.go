@@ -88,7 +88,7 @@ func (t TimeType) Convert(ctx context.Context, v any) (any, gms.ConvertInRange, 
 	if v == nil {
 		return nil, gms.InRange, nil
 	}
-	ts, err := types.Time.ConvertToTimespan(v)
+	ts, err := timespanOf(v)
 	if err == nil && (ts == maxTimespan || ts == -maxTimespan) && pastMaxHours(v) {
 		// go-mysql-server clips it; MySQL's strict mode refuses it.
 		err = types.ErrConvertingToTimeType.New(v)
@@ -97,6 +97,33 @@ func (t TimeType) Convert(ctx context.Context, v any) (any, gms.ConvertInRange, 
 		return nil, gms.OutOfRange, err
 	}
 	return t.round(ctx, ts), gms.InRange, nil
+}
+
+// timespanOf is go-mysql-server's conversion to TIME, plus MySQL's
+// "D hh:mm:ss" form with a count of days, which it refuses.
+func timespanOf(v any) (types.Timespan, error) {
+	str, ok := v.(string)
+	if !ok {
+		return types.Time.ConvertToTimespan(v)
+	}
+	body := strings.TrimSpace(str)
+	neg := strings.HasPrefix(body, "-")
+	d, rest, found := strings.Cut(strings.TrimPrefix(body, "-"), " ")
+	days, err := strconv.Atoi(d)
+	if !found || err != nil || days < 0 || days > 34 || strings.HasPrefix(rest, "-") {
+		return types.Time.ConvertToTimespan(v)
+	}
+	ts, err := types.Time.ConvertToTimespan(rest)
+	if err != nil {
+		return 0, types.ErrConvertingToTimeType.New(v)
+	}
+	// Clipped as go-mysql-server clips; Convert refuses what is past
+	// 838 hours.
+	us := min(int64(ts)+int64(days)*24*3600*1_000_000, maxTimespan)
+	if neg {
+		us = -us
+	}
+	return types.Timespan(us), nil
 }
 
 // pastMaxHours reports whether a TIME written as text or as a number
@@ -174,7 +201,7 @@ func truncateFractional(ctx context.Context) bool {
 }
 
 func (t TimeType) ConvertToTimespan(v any) (types.Timespan, error) {
-	ts, err := types.Time.ConvertToTimespan(v)
+	ts, err := timespanOf(v)
 	if err != nil {
 		return 0, err
 	}
@@ -198,7 +225,7 @@ func (t TimeType) SQL(ctx *gms.Context, dest []byte, v any) (sqltypes.Value, err
 	if v == nil {
 		return sqltypes.NULL, nil
 	}
-	ts, err := types.Time.ConvertToTimespan(v)
+	ts, err := timespanOf(v)
 	if err != nil {
 		return sqltypes.Value{}, err
 	}
