@@ -326,7 +326,8 @@ func TestJSONNull(t *testing.T) {
 }
 
 // TestTimeAsText: a TIME value turns into MySQL's text where a string is
-// wanted, and a UNION of two TIME precisions reads the values.
+// wanted and into its number in arithmetic, and a UNION of two TIME
+// precisions reads the values.
 func TestTimeAsText(t *testing.T) {
 	s := testserver.Start(t)
 	db := typesDB(t, s)
@@ -336,6 +337,10 @@ func TestTimeAsText(t *testing.T) {
 	query(t, db, "SELECT CONCAT(a, '|', b) FROM tx", "01:02:03.456|-01:02:03.456000")
 	query(t, db, "SELECT CONCAT_WS(',', b, a) FROM tx", "-01:02:03.456000,01:02:03.456")
 	query(t, db, "SELECT COALESCE(NULL, a) FROM tx", "01:02:03.456")
+	// In a numeric context a TIME is hhmmss.ffffff.
+	query(t, db, "SELECT a + 0 FROM tx", "10203.456")
+	query(t, db, "SELECT b * 2 FROM tx", "-20406.912000")
+	query(t, db, "SELECT a - b FROM tx", "20406.912000")
 	if got, want := queryStrings(t, db, "SELECT a FROM tx UNION SELECT b FROM tx"), []string{"01:02:03.456", "-01:02:03.456000"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("UNION: %q, want %q", got, want)
 	}
