@@ -175,9 +175,9 @@ func (t timeNumber) Type() gms.Type {
 }
 
 func (t timeNumber) Children() []gms.Expression { return []gms.Expression{t.Child} }
-func (t timeNumber) Resolved() bool              { return t.Child.Resolved() }
-func (t timeNumber) IsNullable() bool            { return t.Child.IsNullable() }
-func (t timeNumber) String() string              { return t.Child.String() }
+func (t timeNumber) Resolved() bool             { return t.Child.Resolved() }
+func (t timeNumber) IsNullable() bool           { return t.Child.IsNullable() }
+func (t timeNumber) String() string             { return t.Child.String() }
 
 func (t timeNumber) WithChildren(children ...gms.Expression) (gms.Expression, error) {
 	if len(children) != 1 {
