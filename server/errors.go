@@ -157,6 +157,20 @@ var kindErrors = []kindError{
 		}
 		return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect %s value: '%s' for column '%s' at row %d", kind, a[0], col, row)
 	}),
+	byKind(types.ErrConvertingToYear, func(a []string, st *stmtInfo) error {
+		col, _, row := columnAndRow(st, a[0], "", typePrefix("year"))
+		if _, err := strconv.ParseFloat(strings.TrimSpace(a[0]), 64); err == nil {
+			return sqlErr(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
+		}
+		return sqlErr(1366, "HY000", "Incorrect integer value: '%s' for column '%s' at row %d", a[0], col, row)
+	}),
+	byKind(types.ErrConvertingToTimeType, func(a []string, st *stmtInfo) error {
+		col, _, row := columnAndRow(st, a[0], "", typePrefix("time"))
+		if col == "" {
+			return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect time value: '%s'", a[0])
+		}
+		return sqlErr(mysql.ERTruncatedWrongValue, "22007", "Incorrect time value: '%s' for column '%s' at row %d", a[0], col, row)
+	}),
 	byKind(gms.ErrUnknownSystemVariable, func(a []string, _ *stmtInfo) error {
 		name := strings.TrimPrefix(a[0], "@@")
 		for _, scope := range []string{"global.", "session.", "local.", "persist.", "persist_only."} {
@@ -500,6 +514,8 @@ var reDefaultColumn = []*regexp.Regexp{
 	regexp.MustCompile("(?is)(?:[(,]\\s*|\\b(?:ADD|MODIFY)\\s+(?:COLUMN\\s+)?|\\bCHANGE\\s+(?:COLUMN\\s+)?\\S+\\s+)`?([^`\\s,()]+)`?\\s+\\w+(?:\\([^)]*\\))?[^,()]*?\\bDEFAULT\\b"),
 }
 
+var reWrappedSQLError = regexp.MustCompile(`^(.*) \(errno (\d+)\) \(sqlstate (\w{5})\)$`)
+
 // mapError gives an error MySQL's code, SQLSTATE and text.
 func mapError(err error, st *stmtInfo) error {
 	var full *kv.DiskFullError
@@ -518,6 +534,12 @@ func mapError(err error, st *stmtInfo) error {
 	}
 	if se.Num == mysql.ERUnknownError && se.Message == context.Canceled.Error() {
 		return rsql.ErrInterrupted()
+	}
+	// go-mysql-server wraps an error ReorgDB's parser gives (a TIME
+	// precision past 6) in a syntax error of its own, as text.
+	if m := reWrappedSQLError.FindStringSubmatch(se.Message); m != nil && se.Num == mysql.ERUnknownError {
+		num, _ := strconv.Atoi(m[2])
+		return mysql.NewSQLError(num, m[3], "%s", m[1])
 	}
 	// A kv.DiskFullError that reached go-mysql-server other than as a
 	// commit error (a catalog write of DDL, say) arrives as its text.

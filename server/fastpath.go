@@ -334,8 +334,8 @@ func (e *fastEntry) fieldsFor(ctx *gms.Context, sch gms.Schema) []*querypb.Field
 		}
 		if types.IsDecimal(c.Type) {
 			f.Decimals = uint32(c.Type.(gms.DecimalType).Scale())
-		} else if types.IsDatetimeType(c.Type) {
-			f.Decimals = uint32(c.Type.(gms.DatetimeType).Precision())
+		} else if p := rsql.Precision(c.Type); p >= 0 {
+			f.Decimals = uint32(p)
 		}
 		fields[i] = f
 	}

@@ -132,23 +132,25 @@ func (h *handler) spool(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mys
 			c.StatusFlags |= statusDBDropped
 			defer func() { c.StatusFlags &^= statusDBDropped }()
 		}
+		if r != nil && len(r.Fields) > 0 {
+			rsql.FixFields(r.Fields, func() []int8 { return h.resultPrecisions(c, query) })
+		}
 		if r != nil {
-			fixFields(r.Fields)
+			rsql.FixValues(r.Fields, r.Rows)
 		}
 		return cb(r, more)
 	}
 }
 
-// fixFields gives result columns the metadata MySQL sends: a BIT column
-// is binary (character set 63), so that drivers return its bytes rather
-// than a string.
-func fixFields(fields []*querypb.Field) {
-	for _, f := range fields {
-		if f.Type == querypb.Type_BIT {
-			f.Charset = 63
-			f.Flags |= uint32(querypb.MySqlFlag_BINARY_FLAG | querypb.MySqlFlag_UNSIGNED_FLAG)
+// resultPrecisions is what the planner recorded of query's temporal
+// result columns (rsql.FixFields).
+func (h *handler) resultPrecisions(c *mysql.Conn, query string) []int8 {
+	if st := h.s.connState(c.ConnectionID); st != nil {
+		if sess, ok := st.session().(*rsql.Session); ok {
+			return sess.ResultPrecisions(query)
 		}
 	}
+	return nil
 }
 
 var reDropDB = regexp.MustCompile(`(?i)^\s*DROP\s+(?:DATABASE|SCHEMA)\b`)
@@ -323,7 +325,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	} else {
 		f = got
 	}
-	fixFields(f)
+	rsql.FixFields(f, func() []int8 { return h.resultPrecisions(c, query) })
 	if err != nil {
 		err = mapError(err, h.stmtInfo(c, query))
 	} else {

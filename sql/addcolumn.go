@@ -92,7 +92,7 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 		Comment:  col.Comment,
 	}
 	if col.Default != nil {
-		c.HasDefault, c.Default = true, col.Default.String()
+		c.HasDefault, c.Default = true, defaultText(ctx, col)
 	}
 	origin, err := originValue(ctx, col)
 	if err != nil {

@@ -212,7 +212,7 @@ func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.
 	if collation != gms.Collation_Unspecified {
 		t.Collation = collation.Name()
 	}
-	addColumns(t, sch.Schema)
+	addColumns(ctx, t, sch.Schema)
 	for _, o := range sch.PkOrdinals {
 		t.PKColumns = append(t.PKColumns, t.Columns[o].ID)
 	}
@@ -242,7 +242,7 @@ func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.
 }
 
 // addColumns gives table t the columns of sch, with new column IDs.
-func addColumns(t *catalog.Table, sch gms.Schema) {
+func addColumns(ctx *gms.Context, t *catalog.Table, sch gms.Schema) {
 	for _, col := range sch {
 		t.NextColumnID++
 		c := catalog.Column{
@@ -254,7 +254,7 @@ func addColumns(t *catalog.Table, sch gms.Schema) {
 			Comment:       col.Comment,
 		}
 		if col.Default != nil {
-			c.HasDefault, c.Default = true, col.Default.String()
+			c.HasDefault, c.Default = true, defaultText(ctx, col)
 		}
 		if col.Generated != nil {
 			c.Generated, c.Virtual = col.Generated.String(), col.Virtual

@@ -80,6 +80,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	pro := &Provider{e: e}
 	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
+	e.SQL.Parser = timeParser{e.SQL.Parser}
 	ov := &execOverride{e: e}
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }
 	e.SQL.Analyzer.ExecBuilder = rowexec.NewOverrideBuilder(ov)
@@ -298,6 +299,13 @@ var typeCache sync.Map // string -> gms.Type
 func parseType(s string) (gms.Type, error) {
 	if t, ok := typeCache.Load(s); ok {
 		return t.(gms.Type), nil
+	}
+	if tt, ok, err := timeTypeOf(s); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		typeCache.Store(s, tt)
+		return tt, nil
 	}
 	t, err := planbuilder.ParseColumnTypeString(s)
 	if err != nil {

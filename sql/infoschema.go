@@ -5,6 +5,10 @@ import (
 	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -256,4 +260,70 @@ func (t *ddlJobsTable) PartitionRows(*gms.Context, gms.Partition) (gms.RowIter, 
 			j.SortedBytes, j.SpilledBytes, j.IngestedBytes, j.PeakTempBytes})
 	}
 	return gms.RowsToRowIter(rows...), nil
+}
+
+// columnsTable is go-mysql-server's information_schema.columns with the
+// DATETIME_PRECISION of a TIME column, which it leaves NULL for
+// ReorgDB's TimeType. It is put in by the rule fixColumnsTable, after
+// go-mysql-server's rules that want its own table type.
+type columnsTable struct{ gms.Table }
+
+const ruleColumnsTable analyzer.RuleId = 10010
+
+func fixColumnsTable(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(n gms.Node) (gms.Node, transform.TreeIdentity, error) {
+		rt, ok := n.(*plan.ResolvedTable)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		// The table is wrapped already for the process list.
+		pt, ok := rt.Table.(*plan.ProcessTable)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		ct, ok := pt.Table.(*information_schema.ColumnsTable)
+		if !ok {
+			return n, transform.SameTree, nil
+		}
+		npt := *pt
+		npt.Table = &columnsTable{Table: ct}
+		nt, err := rt.WithTable(&npt)
+		return nt, transform.NewTree, err
+	})
+}
+
+func (t *columnsTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.RowIter, error) {
+	it, err := t.Table.PartitionRows(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	col := t.Schema().IndexOfColName
+	ci := &columnsIter{RowIter: it, typ: col("COLUMN_TYPE"), prec: col("DATETIME_PRECISION"), def: col("COLUMN_DEFAULT")}
+	if ci.typ < 0 || ci.prec < 0 || ci.def < 0 {
+		return it, nil
+	}
+	return ci, nil
+}
+
+type columnsIter struct {
+	gms.RowIter
+	typ, prec, def int
+}
+
+func (ci *columnsIter) Next(ctx *gms.Context) (gms.Row, error) {
+	row, err := ci.RowIter.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := row[ci.typ].(string)
+	if tt, ok, err := timeTypeOf(s); ok && err == nil {
+		row = append(gms.Row(nil), row...)
+		row[ci.prec] = uint32(tt.Precision)
+		if d, isStr := row[ci.def].(string); isStr {
+			if ts, err := tt.ConvertToTimespan(d); err == nil {
+				row[ci.def] = string(tt.appendText(nil, ts))
+			}
+		}
+	}
+	return row, nil
 }

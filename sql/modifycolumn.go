@@ -109,7 +109,7 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		if _, err := originValue(ctx, col); err != nil {
 			return err
 		}
-		c.HasDefault, c.Default = true, col.Default.String()
+		c.HasDefault, c.Default = true, defaultText(ctx, col)
 	}
 	spec := ddl.ColumnSpec{Column: c, Of: old.Name}
 	if order != nil {
@@ -173,6 +173,11 @@ func instantChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column
 // sameStorage reports whether every value of type from is stored, and
 // keyed in an index, exactly as the same value of type to, and fits it.
 func sameStorage(from, to gms.Type) bool {
+	// Fractional seconds are stored whole (microseconds), so more digits
+	// only show what is there.
+	if fp := Precision(from); fp >= 0 && from.Type() == to.Type() {
+		return Precision(to) >= fp
+	}
 	if rank, ok := intRank[from.Type()]; ok {
 		torank, ok := intRank[to.Type()]
 		return ok && torank >= rank && types.IsUnsigned(from) == types.IsUnsigned(to)

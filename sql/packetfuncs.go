@@ -31,7 +31,11 @@ var packetLimitedFuncs = map[string]gms.Function{
 
 // Function implements sql.FunctionProvider.
 func (p *Provider) Function(_ *gms.Context, name string) (gms.Function, bool) {
-	f, ok := packetLimitedFuncs[strings.ToLower(name)]
+	name = strings.ToLower(name)
+	if name == "json_type" {
+		return gms.FunctionN{Name: name, Fn: newJSONType}, true
+	}
+	f, ok := packetLimitedFuncs[name]
 	return f, ok
 }
 

@@ -29,14 +29,15 @@ func addRules(a *analyzer.Analyzer) {
 			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro)
 		}
 	}
+	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
+		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}, {Id: ruleTimeToText, Apply: timeToTextRule}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
-			b.Rules = append(b.Rules, analyzer.Rule{Id: ruleMax1Row, Apply: clearMax1Row})
+			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], own...)
 			return
 		}
 	}
-	a.Batches = append(a.Batches, &analyzer.Batch{Desc: "reorgdb", Iterations: 1,
-		Rules: []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}}})
+	a.Batches = append(a.Batches, &analyzer.Batch{Desc: "reorgdb", Iterations: 1, Rules: own})
 }
 
 // clearMax1Row drops the flag that makes the handler read a single result

@@ -56,6 +56,9 @@ type Session struct {
 	endAlter []func()
 	// hints is the index hints of the last statement planned (hints.go).
 	hints atomic.Pointer[stmtHints]
+	// precs is the result precisions of the last statement planned
+	// (fields.go).
+	precs atomic.Pointer[resultPrecisions]
 	// killed: the running statement was abandoned (Interrupt); no
 	// transaction may start or commit until EndInterrupt.
 	killed atomic.Bool

@@ -80,6 +80,12 @@ func displayDefault(ctx *gms.Context, col *gms.Column) (string, bool, error) {
 		}
 		s, err := t.BitsToString(uint64(bits))
 		return s, err == nil, nil
+	case TimeType:
+		ts, err := t.ConvertToTimespan(v)
+		if err != nil {
+			return "", false, nil
+		}
+		return string(t.appendText(nil, ts)), true, nil
 	case gms.DecimalType:
 		dv, ok := v.(decimal.Decimal)
 		if !ok {

@@ -1,0 +1,187 @@
+package sql
+
+import (
+	"fmt"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
+)
+
+// go-mysql-server cannot turn a TIME value into a string: CAST(t AS
+// CHAR) is NULL, CONCAT(t, ...) and COALESCE(NULL, t) fail. Nor into a
+// number: t + 0 and SUM(t) were 0, where MySQL reads hhmmss.ffffff. A UNION of TIME columns of two
+// precisions casts both to CHAR, so it read NULLs. The rule
+// timeToTextRule puts timeText, the value as MySQL prints it, in those
+// places, and timeNumber in arithmetic.
+
+const ruleTimeToText analyzer.RuleId = 10012
+
+func timeToTextRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
+	return transform.NodeExprs(n, func(e gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
+		switch e := e.(type) {
+		case *expression.Convert:
+			if isTimeExpr(e.Child) && types.IsText(e.Type()) {
+				return timeText{e.Child}, transform.NewTree, nil
+			}
+		case *function.Concat, *function.ConcatWithSeparator:
+			return wrapTimeArgs(e)
+		case expression.ArithmeticOp, *aggregation.Sum, *aggregation.Avg:
+			return numericTimeArgs(e)
+		case *function.Coalesce:
+			// Its type is text when a TIME meets another type (NULL
+			// included).
+			if types.IsText(e.Type()) {
+				return wrapTimeArgs(e)
+			}
+		}
+		return e, transform.SameTree, nil
+	})
+}
+
+func isTimeExpr(e gms.Expression) bool {
+	return e.Type().Type() == sqltypes.Time
+}
+
+func wrapTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
+	args := e.Children()
+	var out []gms.Expression
+	for i, a := range args {
+		if !isTimeExpr(a) {
+			continue
+		}
+		if out == nil {
+			out = append([]gms.Expression(nil), args...)
+		}
+		out[i] = timeText{a}
+	}
+	if out == nil {
+		return e, transform.SameTree, nil
+	}
+	ne, err := e.WithChildren(out...)
+	return ne, transform.NewTree, err
+}
+
+// timeText is a TIME expression's value as text, with the fractional
+// digits of its type (6 for go-mysql-server's TIME).
+type timeText struct{ Child gms.Expression }
+
+var _ gms.Expression = timeText{}
+
+func (t timeText) precision() TimeType {
+	if tt, ok := t.Child.Type().(TimeType); ok {
+		return tt
+	}
+	return TimeType{Precision: 6}
+}
+
+func (t timeText) Eval(ctx *gms.Context, row gms.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	tt := t.precision()
+	ts, err := tt.ConvertToTimespan(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(tt.appendText(nil, ts)), nil
+}
+
+// Type is CAST(... AS CHAR)'s, which the two sides of a UNION must share.
+func (t timeText) Type() gms.Type { return types.LongText }
+
+func (t timeText) Children() []gms.Expression { return []gms.Expression{t.Child} }
+func (t timeText) Resolved() bool             { return t.Child.Resolved() }
+func (t timeText) IsNullable() bool           { return t.Child.IsNullable() }
+func (t timeText) String() string             { return fmt.Sprintf("CAST(%s AS CHAR)", t.Child) }
+
+func (t timeText) WithChildren(children ...gms.Expression) (gms.Expression, error) {
+	if len(children) != 1 {
+		return nil, gms.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return timeText{children[0]}, nil
+}
+
+func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
+	args := e.Children()
+	for _, a := range args {
+		if _, ok := a.(*expression.Interval); ok {
+			// t + INTERVAL n unit is time arithmetic.
+			return e, transform.SameTree, nil
+		}
+	}
+	var out []gms.Expression
+	for i, a := range args {
+		if !isTimeExpr(a) {
+			continue
+		}
+		if out == nil {
+			out = append([]gms.Expression(nil), args...)
+		}
+		out[i] = timeNumber{a}
+	}
+	if out == nil {
+		return e, transform.SameTree, nil
+	}
+	ne, err := e.WithChildren(out...)
+	return ne, transform.NewTree, err
+}
+
+// timeNumber is a TIME expression's value as MySQL reads it in a
+// numeric context: the decimal [-]hhmmss.ffffff, with the digits of its
+// type.
+type timeNumber struct{ Child gms.Expression }
+
+var _ gms.Expression = timeNumber{}
+
+func (t timeNumber) tt() TimeType {
+	return timeText(t).precision()
+}
+
+func (t timeNumber) Eval(ctx *gms.Context, row gms.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	tt := t.tt()
+	ts, err := tt.ConvertToTimespan(v)
+	if err != nil {
+		return nil, err
+	}
+	us := int64(ts)
+	neg := us < 0
+	if neg {
+		us = -us
+	}
+	secs := us / 1_000_000
+	n := decimal.New(secs/3600*10000+secs/60%60*100+secs%60, 0).Add(decimal.New(us%1_000_000, -6))
+	if neg {
+		n = n.Neg()
+	}
+	return n.Round(int32(tt.Precision)), nil
+}
+
+func (t timeNumber) Type() gms.Type {
+	p := t.tt().Precision
+	return types.MustCreateDecimalType(7+p, p)
+}
+
+func (t timeNumber) Children() []gms.Expression { return []gms.Expression{t.Child} }
+func (t timeNumber) Resolved() bool             { return t.Child.Resolved() }
+func (t timeNumber) IsNullable() bool           { return t.Child.IsNullable() }
+func (t timeNumber) String() string             { return t.Child.String() }
+
+func (t timeNumber) WithChildren(children ...gms.Expression) (gms.Expression, error) {
+	if len(children) != 1 {
+		return nil, gms.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return timeNumber{children[0]}, nil
+}
