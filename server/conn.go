@@ -103,6 +103,10 @@ type protoConn struct {
 	// resetPending: COM_RESET_CONNECTION was passed on, and vitess will
 	// answer it with an OK packet whose status flags it hard-codes to 0.
 	resetPending atomic.Bool
+	// fixInfo: the next packet written is an OK packet with an info
+	// string, gathered in infoOK and rewritten (okinfo.go).
+	fixInfo bool
+	infoOK  []byte
 	tlsState
 }
 
@@ -112,6 +116,9 @@ type protoConn struct {
 func (pc *protoConn) Write(p []byte) (int, error) {
 	if pc.handshaking {
 		return pc.writeHandshake(p)
+	}
+	if pc.fixInfo {
+		return pc.collectInfoOK(p)
 	}
 	if pc.resetPending.Load() && pc.st != nil && len(p) >= 7 && p[0] == 0x00 && p[1] == 0 && p[2] == 0 {
 		pc.resetPending.Store(false)
@@ -172,7 +179,8 @@ func (pc *protoConn) Read(p []byte) (int, error) {
 		}
 		if pc.shifted {
 			if seq == 0 {
-				pc.shifted = false
+				// The login is over: Write no longer follows packets.
+				pc.shifted, pc.handshaking = false, false
 			} else {
 				if pc.pending, err = pc.unshift(n); err != nil {
 					return 0, err

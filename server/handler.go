@@ -138,6 +138,9 @@ func (h *handler) spool(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mys
 		if r != nil {
 			rsql.FixValues(r.Fields, r.Rows)
 		}
+		if r != nil && len(r.Fields) == 0 && r.Info != "" {
+			return writeInfoOK(c, r, more, cb)
+		}
 		return cb(r, more)
 	}
 }
