@@ -208,6 +208,9 @@ func (pc *protoConn) Read(p []byte) (int, error) {
 			if pc.st.noBackslash.Load() {
 				break
 			}
+			if body, err := pc.br.Peek(4 + n); err != nil || hasNonASCII(body[5:]) {
+				break // too long to peek, or it may have non-ASCII identifiers
+			}
 			fallthrough
 		default:
 			pc.remain = 4 + n
@@ -240,13 +243,18 @@ func (pc *protoConn) rewrite(pkt []byte) []byte {
 	body := pkt[4:]
 	switch body[0] {
 	case comQuery:
-		q := literalBackslashes(string(body[1:]), pc.st.ansiQuotes.Load())
+		q := string(body[1:])
+		if pc.st.noBackslash.Load() {
+			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
+		}
+		q = quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())
 		return frame(append([]byte{body[0]}, q...))
 	case comStmtPrepare:
 		q := string(body[1:])
 		if pc.st.noBackslash.Load() {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}
+		q = quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())
 		// vitess parses the statement itself and answers a syntax error
 		// with 1105 and no position; answer MySQL's 1064 instead.
 		if _, err := sqlparser.ParseWithOptions(context.Background(), q, sqlparser.ParserOptions{AnsiQuotes: pc.st.ansiQuotes.Load()}); err != nil {
