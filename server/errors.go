@@ -120,6 +120,12 @@ var kindErrors = []kindError{
 	byKind(gms.ErrGeneratedColumnValue, func(a []string, _ *stmtInfo) error {
 		return sqlErr(3105, "HY000", "The value specified for generated column '%s' in table '%s' is not allowed.", unquote(a[0]), unquote(a[1]))
 	}),
+	byKind(gms.ErrFullTextNotSupported, func([]string, *stmtInfo) error {
+		return sqlErr(mysql.ERNotSupportedYet, "42000", "This version of ReorgDB doesn't yet support 'FULLTEXT, SPATIAL and VECTOR indexes'")
+	}),
+	byKind(gms.ErrFullTextDatabaseNotSupported, func([]string, *stmtInfo) error {
+		return sqlErr(mysql.ERNotSupportedYet, "42000", "This version of ReorgDB doesn't yet support 'FULLTEXT, SPATIAL and VECTOR indexes'")
+	}),
 	byKind(gms.ErrNoDatabaseSelected, func([]string, *stmtInfo) error {
 		return sqlErr(mysql.ERNoDb, "3D000", "No database selected")
 	}),
@@ -594,7 +600,7 @@ func mapError(err error, st *stmtInfo) error {
 			return mysql.NewSQLError(mysql.ERWrongSubKey, "HY000", "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys")
 		}
 		if strings.HasSuffix(msg, "cannot be altered") {
-			return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState, "This version of ReorgDB doesn't yet support 'ALTER TABLE column changes' (%s)", msg)
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of ReorgDB doesn't yet support 'ALTER TABLE column changes' (%s)", msg)
 		}
 		if m := reTableExists.FindStringSubmatch(msg); m != nil {
 			return mysql.NewSQLError(mysql.ERTableExists, "42S01", "Table '%s' already exists", m[1])

@@ -64,7 +64,7 @@ func (o *execOverride) addColumn(ctx *gms.Context, n *plan.AddColumn) (gms.RowIt
 }
 
 func notInstant(format string, args ...any) error {
-	return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+	return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 		"This version of ReorgDB doesn't yet support '"+format+"'", args...)
 }
 

@@ -299,7 +299,7 @@ func newIndexDef(t *catalog.Table, name string, cols []gms.IndexColumn, unique b
 			return nil, err
 		}
 		if ok, coll := collationIndexable(typ); !ok {
-			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 				"This version of ReorgDB doesn't yet support 'index on column %s with collation %s'; indexable collations: binary, *_bin, utf8mb4_0900_ai_ci, utf8mb4_general_ci, utf8mb4_unicode_ci, latin1_swedish_ci (docs/collations.md)", c.Name, coll)
 		}
 		width, isText := typeKeyWidth(typ)
@@ -320,7 +320,7 @@ func newIndexDef(t *catalog.Table, name string, cols []gms.IndexColumn, unique b
 			return nil, mysql.NewSQLError(mysql.ERBlobKeyWithoutLength, mysql.SSUnknownSQLState,
 				"BLOB/TEXT column '%s' used in key specification without a key length", c.Name)
 		} else if kindOf(typ) == kindJSON || kindOf(typ) == kindOther {
-			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 				"This version of ReorgDB doesn't yet support 'index on column %s of type %s'", c.Name, typ.String())
 		}
 		keyLen += width
@@ -417,13 +417,17 @@ func precheckCreateTable(query string, t *catalog.Table) error {
 	}
 	for _, c := range ddl.TableSpec.Constraints {
 		if _, ok := c.Details.(*sqlparser.CheckConstraintDefinition); ok {
-			return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 				"This version of ReorgDB doesn't yet support 'CHECK constraints'")
 		}
 	}
 	scratch := t.Clone()
 	for i, ix := range ddl.TableSpec.Indexes {
-		if ix.Info == nil || ix.Info.Primary || ix.Info.Fulltext || ix.Info.Spatial || ix.Info.Vector {
+		if ix.Info != nil && (ix.Info.Fulltext || ix.Info.Spatial || ix.Info.Vector) {
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
+				"This version of ReorgDB doesn't yet support 'FULLTEXT, SPATIAL and VECTOR indexes'")
+		}
+		if ix.Info == nil || ix.Info.Primary {
 			continue
 		}
 		cols := make([]gms.IndexColumn, len(ix.Columns))

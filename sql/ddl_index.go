@@ -164,11 +164,11 @@ func ddlToSQLError(err error) error {
 // together, and the later calls find their index done.
 func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 	if def.IsFullText() || def.IsSpatial() || def.IsVector() {
-		return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 			"This version of ReorgDB doesn't yet support 'FULLTEXT, SPATIAL and VECTOR indexes'")
 	}
 	if def.IsPrimary() {
-		return mysql.NewSQLError(mysql.ERNotSupportedYet, mysql.SSUnknownSQLState,
+		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
 			"This version of ReorgDB doesn't yet support 'adding a primary key to an existing table'")
 	}
 	if t.IsTemporary() {
