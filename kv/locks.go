@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -26,7 +27,8 @@ import (
 // and visible to new reads (after endCommit), so a waiter that gets the
 // lock and reads at a fresh timestamp sees the previous owner's write.
 //
-// A waiter records whom it waits for; a transaction about to wait that
+// Waiters queue, and a release hands the lock to the first (InnoDB's
+// FIFO grant). A waiter records whom it waits for; a transaction about to wait that
 // finds itself at the end of that chain would wait forever and gets
 // ErrDeadlock instead (the caller rolls its whole transaction back, as
 // InnoDB does with the victim). A wait also ends on its timeout
@@ -48,9 +50,18 @@ type lockTable struct {
 }
 
 type lockEntry struct {
-	owner   *Txn
-	since   time.Time
-	release chan struct{} // closed when the owner lets go
+	owner *Txn
+	since time.Time
+	// waiters get the lock in the order they asked for it, as InnoDB
+	// grants them: a release hands it to the first, so that no waiter
+	// loses every race to newcomers until its timeout.
+	waiters []*lockWaiter
+}
+
+type lockWaiter struct {
+	t       *Txn
+	granted chan struct{} // closed when the lock is handed to t
+	ok      bool          // set, under the table's mutex, with granted
 }
 
 func (lt *lockTable) init() {
@@ -81,55 +92,61 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 	}
 	lt := &t.s.locks
 	k := string(key)
-	var timeout <-chan time.Time
-	for {
-		lt.mu.Lock()
-		e := lt.locks[k]
-		if e == nil {
-			lt.locks[k] = &lockEntry{owner: t, since: time.Now(), release: make(chan struct{})}
-			lt.mu.Unlock()
-			t.locked = append(t.locked, k)
-			// Every commit of the previous owner is visible at this
-			// timestamp: it let go only after its commit was applied.
-			if ts := t.s.ReadTS(); ts > t.lockTS {
-				t.lockTS = ts
-			}
-			t.s.metrics.locks.Inc()
-			return true, nil
-		}
-		if e.owner == t {
-			lt.mu.Unlock()
-			return false, nil
-		}
-		if lt.reaches(e.owner, t) {
-			lt.mu.Unlock()
-			t.s.metrics.deadlocks.Inc()
-			return false, ErrDeadlock
-		}
-		lt.waitsFor[t] = e.owner
-		release, holder, since := e.release, e.owner.owner, e.since
+	lt.mu.Lock()
+	e := lt.locks[k]
+	switch {
+	case e == nil:
+		lt.locks[k] = &lockEntry{owner: t, since: time.Now()}
 		lt.mu.Unlock()
-		if timeout == nil {
-			t.s.metrics.lockWaits.Inc()
-			tm := time.NewTimer(wait)
-			defer tm.Stop()
-			timeout = tm.C
-		}
-		select {
-		case <-release:
-			err = nil
-		case <-timeout:
-			err = fmt.Errorf("%w on key %q, held by %s for %v", ErrLockWaitTimeout, key, holder, time.Since(since).Round(time.Millisecond))
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-		lt.mu.Lock()
-		delete(lt.waitsFor, t)
+		t.took(k)
+		return true, nil
+	case e.owner == t:
 		lt.mu.Unlock()
-		if err != nil {
-			return false, err
-		}
+		return false, nil
+	case lt.reaches(e.owner, t):
+		lt.mu.Unlock()
+		t.s.metrics.deadlocks.Inc()
+		return false, ErrDeadlock
 	}
+	w := &lockWaiter{t: t, granted: make(chan struct{})}
+	e.waiters = append(e.waiters, w)
+	lt.waitsFor[t] = e.owner
+	holder, since := e.owner.owner, e.since
+	lt.mu.Unlock()
+	t.s.metrics.lockWaits.Inc()
+	tm := time.NewTimer(wait)
+	select {
+	case <-w.granted:
+	case <-tm.C:
+		err = fmt.Errorf("%w on key %q, held by %s for %v", ErrLockWaitTimeout, key, holder, time.Since(since).Round(time.Millisecond))
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	tm.Stop()
+	lt.mu.Lock()
+	delete(lt.waitsFor, t)
+	if w.ok {
+		err = nil // handed over meanwhile: the lock is ours
+	} else {
+		e.waiters = slices.DeleteFunc(e.waiters, func(o *lockWaiter) bool { return o == w })
+	}
+	lt.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	t.took(k)
+	return true, nil
+}
+
+// took records a lock the transaction got.
+func (t *Txn) took(k string) {
+	t.locked = append(t.locked, k)
+	// Every commit of the previous owner is visible at this timestamp: it
+	// let go only after its commit was applied.
+	if ts := t.s.ReadTS(); ts > t.lockTS {
+		t.lockTS = ts
+	}
+	t.s.metrics.locks.Inc()
 }
 
 // SetOwner names who runs the transaction (a connection), for the
@@ -139,7 +156,8 @@ func (t *Txn) SetOwner(owner string) { t.owner = owner }
 // Locked returns the keys the transaction holds locks on.
 func (t *Txn) Locked() []string { return t.locked }
 
-// releaseLocks lets go of every lock the transaction holds.
+// releaseLocks lets go of every lock the transaction holds, handing each
+// to its first waiter.
 func (t *Txn) releaseLocks() {
 	if len(t.locked) == 0 {
 		return
@@ -147,9 +165,22 @@ func (t *Txn) releaseLocks() {
 	lt := &t.s.locks
 	lt.mu.Lock()
 	for _, k := range t.locked {
-		if e := lt.locks[k]; e != nil && e.owner == t {
+		e := lt.locks[k]
+		if e == nil || e.owner != t {
+			continue
+		}
+		if len(e.waiters) == 0 {
 			delete(lt.locks, k)
-			close(e.release)
+			continue
+		}
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		e.owner, e.since = w.t, time.Now()
+		w.ok = true
+		close(w.granted)
+		delete(lt.waitsFor, w.t)
+		for _, o := range e.waiters {
+			lt.waitsFor[o.t] = w.t
 		}
 	}
 	lt.mu.Unlock()

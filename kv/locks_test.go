@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -186,4 +187,60 @@ func TestSetReadTS(t *testing.T) {
 	wantGet(t, a, "k", "1")
 	a.SetReadTS(a.StartTS())
 	wantGet(t, a, "k", "0")
+}
+
+// Waiters get a released lock in the order they asked for it, even when a
+// later waiter is ready first; one that gave up leaves the queue.
+func TestLockFIFO(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	owner := s.Begin()
+	if _, err := owner.Lock(ctx, []byte("k"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan int, 4)
+	txns := make([]*Txn, 4)
+	var wg sync.WaitGroup
+	for i := range txns {
+		txns[i] = s.Begin()
+		wait := 10 * time.Second
+		if i == 1 {
+			wait = 50 * time.Millisecond // gives up while queued
+		}
+		wg.Add(1)
+		go func(i int, wait time.Duration) {
+			defer wg.Done()
+			if _, err := txns[i].Lock(ctx, []byte("k"), wait); err != nil {
+				order <- -i
+				txns[i].Rollback()
+				return
+			}
+			order <- i
+			time.Sleep(5 * time.Millisecond)
+			txns[i].Rollback()
+		}(i, wait)
+		// each waiter queued before the next asks
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			s.locks.mu.Lock()
+			n := len(s.locks.locks["k"].waiters)
+			s.locks.mu.Unlock()
+			if n == i+1 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if got := <-order; got != -1 {
+		t.Fatalf("first to finish: %d, want waiter 1 timing out", got)
+	}
+	owner.Rollback()
+	for _, want := range []int{0, 2, 3} {
+		if got := <-order; got != want {
+			t.Fatalf("lock went to waiter %d, want %d", got, want)
+		}
+	}
+	wg.Wait()
+	if n := s.LocksHeld(); n != 0 {
+		t.Fatalf("%d locks held at the end", n)
+	}
 }
