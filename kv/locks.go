@@ -28,9 +28,9 @@ import (
 // lock and reads at a fresh timestamp sees the previous owner's write.
 //
 // Waiters queue, and a release hands the lock to the first (InnoDB's
-// FIFO grant). A waiter records whom it waits for; a transaction about to wait that
-// finds itself at the end of that chain would wait forever and gets
-// ErrDeadlock instead (the caller rolls its whole transaction back, as
+// FIFO grant). A waiter records whom it waits for; a transaction about to
+// wait that finds itself at the end of that chain would wait forever and
+// gets ErrDeadlock instead (the caller rolls its whole transaction back, as
 // InnoDB does with the victim). A wait also ends on its timeout
 // (ErrLockWaitTimeout; the caller rolls back only the statement) or on
 // its context (KILL).
