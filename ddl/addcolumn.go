@@ -35,6 +35,10 @@ type ColumnSpec struct {
 	After  string         `json:"after,omitempty"`
 	// Of names the column a MODIFY COLUMN job changes.
 	Of string `json:"of,omitempty"`
+	// ID and OldID, in a MODIFY COLUMN reorganisation, are the IDs of the
+	// hidden new column and of the column it replaces.
+	ID    int64 `json:"id,omitempty"`
+	OldID int64 `json:"old_id,omitempty"`
 }
 
 // JobDropColumn removes a column that no index contains, instantly, as

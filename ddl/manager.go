@@ -410,7 +410,7 @@ func (m *Manager) Pause(id int64) error {
 		if j.Type == JobDropIndex {
 			return fmt.Errorf("job %d drops an index and can't be paused", id)
 		}
-		if j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn {
+		if (j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && !j.isReorg() {
 			return fmt.Errorf("job %d changes a column instantly and can't be paused", id)
 		}
 		if j.State == JobPaused || j.PauseRequested {

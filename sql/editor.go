@@ -176,6 +176,9 @@ func (e *editor) encodeRow(row gms.Row) ([]byte, error) {
 		}
 		e.vals = append(e.vals, c)
 	}
+	if len(m.shadows) > 0 {
+		return m.encodeWithShadows(row, e.vals, 0)
+	}
 	return codec.EncodeRow(nil, m.colIDs, e.vals)
 }
 

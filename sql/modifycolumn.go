@@ -95,8 +95,12 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		return notInstant("ALTER TABLE ... MODIFY COLUMN ... PRIMARY KEY (changing the primary key)")
 	}
 	i := t.m.schema.IndexOfColName(name)
+	submit := e.DDL.SubmitModifyColumn
 	if err := instantChange(cur, old, t.m.schema[i], col); err != nil {
-		return err
+		if err := reorgChange(cur, old, t.m.schema[i], col); err != nil {
+			return err
+		}
+		submit = e.DDL.SubmitModifyColumnReorg
 	}
 	c := catalog.Column{
 		Name: col.Name, Type: col.Type.String(), Nullable: col.Nullable, Comment: col.Comment,
@@ -122,7 +126,7 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
 	}
-	return t.runColumnJob(ctx, e.DDL.SubmitModifyColumn, spec)
+	return t.runColumnJob(ctx, submit, spec)
 }
 
 // runColumnJob queues a column job made by submit and waits for it,

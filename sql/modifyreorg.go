@@ -1,0 +1,246 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"regexp"
+	"slices"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+)
+
+// MODIFY / CHANGE COLUMN that rewrites values, online (see package ddl:
+// a hidden changing column written by DML and filled by a backfill, then
+// swapped in). This file holds the SQL half: which changes qualify, the
+// conversion of a value to the new type as MySQL's table copy does it in
+// strict mode, and DML's write of the hidden column.
+
+// shadowMeta is a hidden changing column as DML writes it.
+type shadowMeta struct {
+	id       int64
+	name     string // the new column's name, for errors
+	typ      gms.Type
+	kind     valueKind
+	nullable bool
+	src      int // position of the source column in the schema
+	lenient  bool
+}
+
+func (m *tableMeta) buildShadows(def *catalog.Table) error {
+	for _, c := range def.Changing {
+		typ, err := parseType(c.Column.Type)
+		if err != nil {
+			return fmt.Errorf("changing column %s: type %q: %w", c.Column.Name, c.Column.Type, err)
+		}
+		_, src := def.ColumnByID(c.Source)
+		if src < 0 {
+			return fmt.Errorf("changing column %s: unknown source column id %d", c.Column.Name, c.Source)
+		}
+		m.shadows = append(m.shadows, shadowMeta{
+			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ),
+			nullable: c.Column.Nullable, src: src, lenient: c.Lenient,
+		})
+	}
+	return nil
+}
+
+// encodeWithShadows encodes a row whose visible columns' canonical values
+// are vals, adding every hidden column converted from row. rowNum > 0 is
+// the row's number in a backfill's errors; 0 is a DML write.
+func (m *tableMeta) encodeWithShadows(row gms.Row, vals []any, rowNum int64) ([]byte, error) {
+	ids := slices.Clip(m.colIDs)
+	for _, sh := range m.shadows {
+		v, err := sh.convert(row[sh.src], rowNum)
+		if err != nil {
+			return nil, err
+		}
+		c, err := toCanonical(sh.kind, v)
+		if err != nil {
+			return nil, err
+		}
+		ids, vals = append(ids, sh.id), append(vals, c)
+	}
+	return codec.EncodeRow(nil, ids, vals)
+}
+
+// convert turns a value of the source column into the hidden column's.
+func (sh *shadowMeta) convert(v any, rowNum int64) (any, error) {
+	if !sh.lenient {
+		return convertColumnValue(v, sh.typ, sh.nullable, sh.name, rowNum)
+	}
+	if v == nil {
+		return nil, nil
+	}
+	out, _, err := sh.typ.Convert(context.Background(), v)
+	if err != nil {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// convertColumnValue converts v to type to as MySQL's ALTER TABLE copy
+// does in strict mode, or fails with its error: 1264 out of range, 1265
+// data truncated, 1366 incorrect value, 1138 NULL into NOT NULL (1048 for
+// a DML write, rowNum 0). Fractional digits beyond a DECIMAL's scale are
+// rounded, as MySQL does with a note.
+func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum int64) (any, error) {
+	row := max(rowNum, 1)
+	if v == nil {
+		if nullable {
+			return nil, nil
+		}
+		if rowNum == 0 {
+			return nil, mysql.NewSQLError(mysql.ERBadNullError, "23000", "Column '%s' cannot be null", col)
+		}
+		return nil, mysql.NewSQLError(mysql.ERInvalidUseOfNull, "22004", "Invalid use of NULL value")
+	}
+	outOfRange := mysql.NewSQLError(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
+	truncated := mysql.NewSQLError(mysql.ERWarnDataTruncated, "01000", "Data truncated for column '%s' at row %d", col, row)
+	if s, ok := v.(string); ok && types.IsNumber(to) {
+		num := numberPrefix.FindString(strings.TrimLeft(s, " \t\n\r"))
+		if num == "" {
+			return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
+				"Incorrect %s value: '%s' for column '%s' at row %d", numberKind(to), s, col, row)
+		}
+		if strings.TrimSpace(s) != num {
+			return nil, truncated
+		}
+		v = num
+	}
+	if types.IsInteger(to) && !intFits(v, to) {
+		return nil, outOfRange
+	}
+	out, inRange, err := to.Convert(context.Background(), v)
+	switch {
+	case err == nil && inRange == gms.InRange:
+		return out, nil
+	case err == nil, types.ErrConvertToDecimalLimit.Is(err):
+		return nil, outOfRange
+	case types.ErrLengthBeyondLimit.Is(err):
+		// Trailing spaces past the length are cut, with a note in MySQL.
+		if s, ok := v.(string); ok {
+			if st, ok := to.(gms.StringType); ok && int64(len([]rune(strings.TrimRight(s, " ")))) <= st.MaxCharacterLength() {
+				return truncateRunes(s, st.MaxCharacterLength()), nil
+			}
+		}
+		return nil, truncated
+	}
+	return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
+		"Incorrect %s value: '%s' for column '%s' at row %d", to.String(), displayValue(v), col, row)
+}
+
+var numberPrefix = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`)
+
+func numberKind(t gms.Type) string {
+	switch {
+	case types.IsInteger(t):
+		return "integer"
+	case types.IsDecimal(t):
+		return "decimal"
+	}
+	return "double"
+}
+
+// intFits reports whether an integer value v fits integer type t; values
+// of other kinds are left to t's own conversion.
+func intFits(v any, t gms.Type) bool {
+	var n big.Int
+	switch x := v.(type) {
+	case int8, int16, int32, int64, int:
+		c, _ := toCanonical(kindInt64, x)
+		n.SetInt64(c.(int64))
+	case uint8, uint16, uint32, uint64, uint:
+		c, _ := toCanonical(kindUint64, x)
+		n.SetUint64(c.(uint64))
+	default:
+		return true
+	}
+	bits, ok := intBits[t.Type()]
+	if !ok {
+		return true
+	}
+	lo, hi := new(big.Int), new(big.Int).Lsh(big.NewInt(1), bits)
+	if types.IsUnsigned(t) {
+		hi.Sub(hi, big.NewInt(1))
+	} else {
+		hi.Rsh(hi, 1)
+		lo.Neg(hi)
+		hi.Sub(hi, big.NewInt(1))
+	}
+	return n.Cmp(lo) >= 0 && n.Cmp(hi) <= 0
+}
+
+var intBits = map[query.Type]uint{
+	query.Type_INT8: 8, query.Type_INT16: 16, query.Type_INT24: 24, query.Type_INT32: 32, query.Type_INT64: 64,
+	query.Type_UINT8: 8, query.Type_UINT16: 16, query.Type_UINT24: 24, query.Type_UINT32: 32, query.Type_UINT64: 64,
+}
+
+// ConvertRow implements ddl.ColumnConverter.
+func (x indexer) ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum int64) ([]byte, error) {
+	m, err := metaFor(dbName, t)
+	if err != nil {
+		return nil, err
+	}
+	r, err := (&Table{m: m}).decodeRow(0, row, true)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(r))
+	for p, v := range r {
+		if vals[p], err = toCanonical(m.kinds[p], v); err != nil {
+			return nil, err
+		}
+	}
+	out, err := m.encodeWithShadows(r, vals, max(rowNum, 1))
+	return out, sqlToDDLError(err)
+}
+
+// reorgKinds are the value kinds a MODIFY COLUMN converts between.
+var reorgKinds = []valueKind{
+	kindInt8, kindInt16, kindInt32, kindInt64, kindUint8, kindUint16, kindUint32, kindUint64,
+	kindFloat32, kindFloat64, kindDecimal, kindString,
+}
+
+// reorgChange says why changing column old (of table def, whose
+// go-mysql-server column is was) to col cannot be done by rewriting its
+// values online, or returns nil.
+func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) error {
+	refuse := func(reason string, args ...any) error {
+		return notInstant("ALTER TABLE ... MODIFY COLUMN " + fmt.Sprintf(reason, args...))
+	}
+	switch {
+	case col.AutoIncrement != old.AutoIncrement:
+		return refuse("that changes AUTO_INCREMENT of column %s", old.Name)
+	case col.Generated != nil || old.Generated != "":
+		return refuse("of generated column %s", old.Name)
+	case old.ID == def.HandleColumn || slices.Contains(def.PKColumns, old.ID):
+		return refuse("that changes the type of primary-key column %s", old.Name)
+	}
+	for _, ix := range def.Indexes {
+		for _, ic := range ix.Columns {
+			if ic.ColumnID == old.ID {
+				return refuse("that changes the type of column %s, which index %s contains: drop the index first", old.Name, ix.Name)
+			}
+		}
+	}
+	for _, c := range def.Columns {
+		if c.Generated != "" && mentions(c.Generated, old.Name) {
+			return refuse("that changes the type of column %s, which generated column %s uses", old.Name, c.Name)
+		}
+	}
+	if was.Type.String() == col.Type.String() {
+		return nil
+	}
+	if !slices.Contains(reorgKinds, kindOf(was.Type)) || !slices.Contains(reorgKinds, kindOf(col.Type)) {
+		return refuse("from %s to %s (column %s): only integer, DECIMAL, FLOAT/DOUBLE and CHAR/VARCHAR/TEXT columns are converted", was.Type.String(), col.Type.String(), old.Name)
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package sql_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reorgdb/reorgdb/internal/testserver"
+)
+
+func showCreate(t *testing.T, db *sql.DB, table string) string {
+	t.Helper()
+	var create string
+	if err := db.QueryRow("SHOW CREATE TABLE "+table).Scan(new(string), &create); err != nil {
+		t.Fatal(err)
+	}
+	return create
+}
+
+// TestModifyColumnConversions: type changes that rewrite values run as
+// jobs; each converts every row as MySQL's table copy does in strict mode,
+// and a value that does not convert fails the ALTER with MySQL's error
+// naming the column and the first bad row, leaving the table as it was.
+func TestModifyColumnConversions(t *testing.T) {
+	dir := t.TempDir()
+	s := testserver.StartDir(t, dir)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, i INT, s VARCHAR(20), d DECIMAL(6,2), f DOUBLE, n INT NULL, k INT, KEY kk (k))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 100, '12', 1.25, 2.5, 1, 1), (2, -5, 'abc', 10.75, 3.5, NULL, 2), (3, 300, '  7 ', 3.00, -2.5, 3, 3)")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE t MODIFY i TINYINT", 1264, "Out of range value for column 'i' at row 3"},
+		{"ALTER TABLE t MODIFY i TINYINT UNSIGNED", 1264, "Out of range value for column 'i' at row 2"},
+		{"ALTER TABLE t MODIFY i VARCHAR(2)", 1265, "Data truncated for column 'i' at row 1"},
+		{"ALTER TABLE t MODIFY s INT", 1366, "Incorrect integer value: 'abc' for column 's' at row 2"},
+		{"ALTER TABLE t MODIFY s DECIMAL(5,2)", 1366, "Incorrect decimal value: 'abc' for column 's' at row 2"},
+		{"ALTER TABLE t CHANGE s s2 VARCHAR(2)", 1265, "Data truncated for column 's2' at row 2"},
+		{"ALTER TABLE t MODIFY d DECIMAL(3,2)", 1264, "Out of range value for column 'd' at row 2"},
+		{"ALTER TABLE t MODIFY n INT NOT NULL", 1138, "Invalid use of NULL value"},
+		{"ALTER TABLE t MODIFY k SMALLINT", 1235, "index kk contains: drop the index first"},
+		{"ALTER TABLE t MODIFY id BIGINT UNSIGNED NOT NULL", 1235, "primary-key column id"},
+		{"ALTER TABLE t MODIFY f DATETIME", 1235, "only integer, DECIMAL"},
+	} {
+		before := showCreate(t, db, "t")
+		_, err := db.Exec(c.q)
+		expectErr(t, err, c.code, c.msg)
+		if after := showCreate(t, db, "t"); after != before {
+			t.Fatalf("%s changed the table:\n%s\nto\n%s", c.q, before, after)
+		}
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id",
+		"1,100,12,1.25,2.5,1,1", "2,-5,abc,10.75,3.5,NULL,2", "3,300,  7 ,3.00,-2.5,3,3")
+	expectRows(t, db, "SELECT state, error FROM information_schema.ddl_jobs WHERE job_type = 'modify column' ORDER BY job_id LIMIT 1",
+		"rollback done,Out of range value for column 'i' at row 3")
+
+	mustExec(t, db, "UPDATE t SET s = '12x' WHERE id = 2")
+	_, err := db.Exec("ALTER TABLE t MODIFY s INT")
+	expectErr(t, err, 1265, "Data truncated for column 's' at row 2")
+	mustExec(t, db, "UPDATE t SET s = '4', n = 2 WHERE id = 2")
+
+	for _, q := range []string{
+		"ALTER TABLE t MODIFY i SMALLINT",
+		"ALTER TABLE t MODIFY i VARCHAR(3)",
+		"ALTER TABLE t MODIFY s INT",
+		"ALTER TABLE t MODIFY d DECIMAL(5,1)",
+		"ALTER TABLE t MODIFY f INT",
+		"ALTER TABLE t MODIFY n INT NOT NULL",
+		"ALTER TABLE t CHANGE d dd DOUBLE FIRST",
+	} {
+		mustExec(t, db, q)
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id",
+		"1.3,1,100,12,3,1,1", "10.8,2,-5,4,4,2,2", "3,3,300,7,-3,3,3")
+	_, err = db.Exec("INSERT INTO t (id, i, s, n) VALUES (4, '1', 1, NULL)")
+	expectErr(t, err, 1048, "Column 'n' cannot be null")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	expectRows(t, db, "SELECT state, row_count FROM information_schema.ddl_jobs WHERE job_type = 'modify column' ORDER BY job_id DESC LIMIT 1", "synced,3")
+
+	want := showCreate(t, db, "t")
+	for _, part := range []string{"`dd` double,\n  `id` int", "`i` varchar(3)", "`s` int", "`f` int", "`n` int NOT NULL"} {
+		if !strings.Contains(want, part) {
+			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", part, want)
+		}
+	}
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = testserver.StartDir(t, dir).DB("app")
+	if got := showCreate(t, db, "t"); got != want {
+		t.Fatalf("after restart:\n%s\nwant\n%s", got, want)
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id",
+		"1.3,1,100,12,3,1,1", "10.8,2,-5,4,4,2,2", "3,3,300,7,-3,3,3")
+}
+
+// stallModify starts ALTER q with the job stopped at the start of its
+// backfill, and returns the job and the ALTER's outcome.
+func stallModify(t *testing.T, db *sql.DB, q string) (jobRow, chan error) {
+	t.Helper()
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'backfill'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec(q); done <- err }()
+	j := waitJob(t, db, func(x jobRow) bool {
+		return x.schema == "write reorganization" && strings.Contains(x.comment, "stalled=backfill")
+	}, "stalls in its backfill")
+	return j, done
+}
+
+// TestModifyColumnCancel: a cancelled MODIFY COLUMN rolls back to the
+// table as it was, values written meanwhile included.
+func TestModifyColumnCancel(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10), (2, 20)")
+	before := showCreate(t, db, "t")
+	j, done := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	// Written while the job runs: converted too, or refused when the
+	// value would not fit the new type.
+	mustExec(t, db, "INSERT INTO t VALUES (3, 30)")
+	mustExec(t, db, "UPDATE t SET v = v + 1 WHERE id = 1")
+	_, err := db.Exec("INSERT INTO t VALUES (4, 123456)")
+	expectErr(t, err, 1265, "Data truncated for column 'v'")
+	mustExec(t, db, fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", j.id))
+	select {
+	case err := <-done:
+		expectErr(t, err, 8214, "Cancelled DDL job")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled ALTER still runs")
+	}
+	if got := waitJob(t, db, func(x jobRow) bool { return x.id == j.id }, "exists"); got.state != "cancelled" {
+		t.Fatalf("job state %q, want cancelled", got.state)
+	}
+	if after := showCreate(t, db, "t"); after != before {
+		t.Fatalf("cancel left\n%s\nwant\n%s", after, before)
+	}
+	mustExec(t, db, "INSERT INTO t VALUES (4, 123456)")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,11", "2,20", "3,30", "4,123456")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	mustExec(t, db, "DELETE FROM t WHERE id = 4")
+	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,11", "2,20", "3,30")
+}
+
+// TestModifyColumnUnderDML: random inserts, updates and deletes run in
+// goroutines through every step of a MODIFY COLUMN; in the end every
+// row's value is the conversion of the last value written to it.
+func TestModifyColumnUnderDML(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	db.SetMaxOpenConns(16)
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT NOT NULL, w INT)")
+	const rows = 3000
+	var b strings.Builder
+	for i := 0; i < rows; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "(%d,%d,%d)", i, i*7%100000, i)
+	}
+	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
+	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 2")
+	t.Cleanup(func() {
+		db.Exec("SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
+		db.Exec("SET GLOBAL tidb_ddl_reorg_batch_size = 256")
+	})
+
+	var mu sync.Mutex
+	model := map[int]int64{}
+	for i := 0; i < rows; i++ {
+		model[i] = int64(i * 7 % 100000)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var ops, fails int
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r := rand.New(rand.NewSource(int64(w)))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// Each writer owns the ids congruent to w, so the model
+				// needs no ordering between writers.
+				id := r.Intn(rows+500)/4*4 + w
+				v := r.Int63n(1_000_000_000)
+				var err error
+				op := r.Intn(3)
+				switch op {
+				case 0:
+					_, err = db.Exec("REPLACE INTO t VALUES (?, ?, ?)", id, v, w)
+				case 1:
+					_, err = db.Exec("UPDATE t SET v = ? WHERE id = ?", v, id)
+				default:
+					_, err = db.Exec("DELETE FROM t WHERE id = ?", id)
+				}
+				mu.Lock()
+				ops++
+				if err != nil {
+					fails++
+					t.Errorf("writer %d: %v", w, err)
+				} else {
+					_, ok := model[id]
+					switch {
+					case op == 0, op == 1 && ok:
+						model[id] = v
+					case op == 2:
+						delete(model, id)
+					}
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	time.Sleep(100 * time.Millisecond)
+	j, done := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(12) NOT NULL")
+	time.Sleep(300 * time.Millisecond)
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	if err := <-done; err != nil {
+		t.Fatalf("ALTER: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("job %d: %d writes during the test, %d failed", j.id, ops, fails)
+
+	got := map[int]string{}
+	r, err := db.Query("SELECT id, v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var id int
+		var v string
+		if err := r.Scan(&id, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = v
+	}
+	r.Close()
+	if len(got) != len(model) {
+		t.Errorf("%d rows, want %d", len(got), len(model))
+	}
+	for id, v := range model {
+		if got[id] != fmt.Sprint(v) {
+			t.Errorf("row %d: v = %q, want %q", id, got[id], fmt.Sprint(v))
+		}
+	}
+	if !strings.Contains(showCreate(t, db, "t"), "`v` varchar(12) NOT NULL") {
+		t.Errorf("v not converted:\n%s", showCreate(t, db, "t"))
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
