@@ -220,7 +220,7 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 	case col.AutoIncrement != old.AutoIncrement:
 		return refuse("that changes AUTO_INCREMENT of column %s", old.Name)
 	case col.Generated != nil || old.Generated != "":
-		return refuse("of generated column %s", old.Name)
+		return refuse("of generated column %s (or making it one)", old.Name)
 	case old.ID == def.HandleColumn || slices.Contains(def.PKColumns, old.ID):
 		return refuse("that changes the type of primary-key column %s", old.Name)
 	}
@@ -233,7 +233,7 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 	}
 	for _, c := range def.Columns {
 		if c.Generated != "" && mentions(c.Generated, old.Name) {
-			return refuse("that changes the type of column %s, which generated column %s uses", old.Name, c.Name)
+			return refuse("that changes column %s, which generated column %s uses", old.Name, c.Name)
 		}
 	}
 	if was.Type.String() == col.Type.String() {
