@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,4 +266,107 @@ func TestModifyColumnUnderDML(t *testing.T) {
 		t.Errorf("v not converted:\n%s", showCreate(t, db, "t"))
 	}
 	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
+// TestModifyColumnCrash SIGKILLs the server in the middle of a MODIFY
+// COLUMN's backfill and again just before its swap, with a writer
+// updating the column; after the restart the job resumes from its
+// checkpoints and finishes, and every row holds the conversion of its
+// last acknowledged value.
+func TestModifyColumnCrash(t *testing.T) {
+	for _, at := range []string{"backfill", "swap"} {
+		t.Run(at, func(t *testing.T) { crashModify(t, at) })
+	}
+}
+
+func crashModify(t *testing.T, at string) {
+	dir := t.TempDir()
+	child, dsn := startChild(t, dir, "")
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 2")
+	if at == "swap" {
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'swap'")
+	}
+	go db.Exec("ALTER TABLE t MODIFY a VARCHAR(8) NOT NULL")
+
+	// The writer's acknowledged values, and the one in flight at the kill.
+	acked := map[int]int{}
+	var mu sync.Mutex
+	inflight := [2]int{-1, 0}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := rand.New(rand.NewSource(1))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id, v := r.Intn(30000), 1000+r.Intn(9000)
+			mu.Lock()
+			inflight = [2]int{id, v}
+			mu.Unlock()
+			if _, err := db.Exec("UPDATE t SET a = ? WHERE id = ?", v, id); err != nil {
+				return // the server is gone
+			}
+			mu.Lock()
+			acked[id], inflight = v, [2]int{-1, 0}
+			mu.Unlock()
+		}
+	}()
+	if at == "swap" {
+		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled=swap") }, "stalled before its swap")
+	} else {
+		waitJob(t, db, func(x jobRow) bool { return x.rowCount >= 3000 }, "backfilled 3000 rows")
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	close(stop)
+	wg.Wait()
+	db.Close()
+
+	s := testserver.StartDir(t, dir)
+	db2 := s.DB("app")
+	j := waitJob(t, db2, func(x jobRow) bool { return x.state == "synced" || x.state == "rollback done" }, "finished")
+	if j.state != "synced" {
+		t.Fatalf("job ended %q: %s", j.state, j.errText)
+	}
+	if !strings.Contains(showCreate(t, db2, "t"), "`a` varchar(8) NOT NULL") {
+		t.Fatalf("a not converted:\n%s", showCreate(t, db2, "t"))
+	}
+	r, err := db2.Query("SELECT id, a FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for r.Next() {
+		var id int
+		var a string
+		if err := r.Scan(&id, &a); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		want, ok := acked[id]
+		if !ok {
+			want = id % 1000
+		}
+		if a != fmt.Sprint(want) && !(inflight[0] == id && a == fmt.Sprint(inflight[1])) {
+			t.Errorf("row %d: a = %q, want %d", id, a, want)
+		}
+	}
+	if n != 30000 {
+		t.Errorf("%d rows, want 30000", n)
+	}
+	mustExec(t, db2, "ADMIN CHECK TABLE t")
+	t.Logf("%d acknowledged updates", len(acked))
 }
