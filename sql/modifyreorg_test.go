@@ -116,8 +116,9 @@ func stallModify(t *testing.T, db *sql.DB, q string) (jobRow, chan error) {
 	return j, done
 }
 
-// TestModifyColumnCancel: a cancelled MODIFY COLUMN rolls back to the
-// table as it was, values written meanwhile included.
+// TestModifyColumnCancel: a MODIFY COLUMN can be paused and resumed, and
+// once cancelled rolls back to the table as it was, values written
+// meanwhile included; DROP TABLE ends a running one.
 func TestModifyColumnCancel(t *testing.T) {
 	s := testserver.Start(t)
 	db := s.DB("app")
@@ -131,6 +132,10 @@ func TestModifyColumnCancel(t *testing.T) {
 	mustExec(t, db, "UPDATE t SET v = v + 1 WHERE id = 1")
 	_, err := db.Exec("INSERT INTO t VALUES (4, 123456)")
 	expectErr(t, err, 1265, "Data truncated for column 'v'")
+	mustExec(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id))
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
+	mustExec(t, db, fmt.Sprintf("ADMIN RESUME DDL JOBS %d", j.id))
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "running" && strings.Contains(x.comment, "stalled=backfill") }, "runs again")
 	mustExec(t, db, fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", j.id))
 	select {
 	case err := <-done:
@@ -151,6 +156,12 @@ func TestModifyColumnCancel(t *testing.T) {
 	mustExec(t, db, "DELETE FROM t WHERE id = 4")
 	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
 	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,11", "2,20", "3,30")
+
+	_, done = stallModify(t, db, "ALTER TABLE t MODIFY v INT")
+	mustExec(t, db, "DROP TABLE t")
+	expectErr(t, <-done, 8214, "Cancelled DDL job")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)")
+	expectRows(t, db, "SELECT COUNT(*) FROM t", "0")
 }
 
 // TestModifyColumnUnderDML: random inserts, updates and deletes run in
