@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"math/rand"
@@ -380,4 +381,47 @@ func crashModify(t *testing.T, at string) {
 	}
 	mustExec(t, db2, "ADMIN CHECK TABLE t")
 	t.Logf("%d acknowledged updates", len(acked))
+}
+
+// TestModifyColumnSwapUnderOldTransaction: a transaction still on the
+// schema version before the swap reads and writes the column as it was
+// defined, also in rows that transactions on the new version wrote, and
+// the job waits for it before the old column goes.
+func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'swap'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec("ALTER TABLE t MODIFY v VARCHAR(12)"); done <- err }()
+	waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled=swap") }, "stalls before its swap")
+
+	ctx := context.Background()
+	old, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	mustExec(t, old, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+	mustExec(t, old, "BEGIN")
+	expectRows(t, old, "SELECT v FROM t WHERE id = 1", "10")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	waitJob(t, db, func(x jobRow) bool { return x.schema == "public" }, "swapped")
+	mustExec(t, db, "UPDATE t SET v = '77' WHERE id = 2")
+	expectRows(t, db, "SELECT v FROM t WHERE id = 2", "77")
+	expectRows(t, old, "SELECT v + 1 FROM t WHERE id = 2", "78")
+	mustExec(t, old, "UPDATE t SET v = v + 1 WHERE id = 3")
+	select {
+	case err := <-done:
+		t.Fatalf("the ALTER ended (%v) while a transaction on the old definition runs", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	mustExec(t, old, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db, "SELECT id, v FROM t ORDER BY id", "1,10", "2,77", "3,31")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
