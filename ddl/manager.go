@@ -3,8 +3,8 @@
 // write-only -> write-reorganization -> public for ADD INDEX, and back on
 // failure; public -> write-only -> delete-only -> absent for DROP INDEX),
 // the metadata lock that separates the steps, and the backfill that fills
-// a new index from the table's rows, with checkpoints that survive a
-// crash.
+// a new index from the table's rows, or converts a column's values for a
+// MODIFY COLUMN (modifycolumn.go), with checkpoints that survive a crash.
 //
 // Invariants:
 //   - Every live transaction runs with one of at most two adjacent schema
@@ -27,7 +27,8 @@
 //
 // The package does not know SQL types: the layer above supplies an Indexer
 // that validates index definitions and turns stored rows into index
-// entries, so that DML and backfill produce byte-identical entries.
+// entries, so that DML and backfill produce byte-identical entries, and
+// converts a column's values (ColumnConverter) as DML does.
 package ddl
 
 import (
