@@ -22,6 +22,8 @@ type editor struct {
 	sp   kv.Savepoint
 	vals []any
 	err  error
+	// rows counts the rows the statement wrote, for errors "at row n".
+	rows int64
 }
 
 func (t *Table) newEditor(ctx *gms.Context) *editor {
@@ -176,8 +178,9 @@ func (e *editor) encodeRow(row gms.Row) ([]byte, error) {
 		}
 		e.vals = append(e.vals, c)
 	}
+	e.rows++
 	if len(m.shadows) > 0 {
-		return m.encodeWithShadows(row, e.vals, 0)
+		return m.encodeWithShadows(row, e.vals, e.rows, true)
 	}
 	return codec.EncodeRow(nil, m.colIDs, e.vals)
 }

@@ -53,12 +53,13 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 }
 
 // encodeWithShadows encodes a row whose visible columns' canonical values
-// are vals, adding every hidden column converted from row. rowNum > 0 is
-// the row's number in a backfill's errors; 0 is a DML write.
-func (m *tableMeta) encodeWithShadows(row gms.Row, vals []any, rowNum int64) ([]byte, error) {
+// are vals, adding every hidden column converted from row. rowNum is the
+// row's number in errors, dml whether a statement writes it (rather than
+// the backfill).
+func (m *tableMeta) encodeWithShadows(row gms.Row, vals []any, rowNum int64, dml bool) ([]byte, error) {
 	ids := slices.Clip(m.colIDs)
 	for _, sh := range m.shadows {
-		v, err := sh.convert(row[sh.src], rowNum)
+		v, err := sh.convert(row[sh.src], rowNum, dml)
 		if err != nil {
 			return nil, err
 		}
@@ -72,9 +73,9 @@ func (m *tableMeta) encodeWithShadows(row gms.Row, vals []any, rowNum int64) ([]
 }
 
 // convert turns a value of the source column into the hidden column's.
-func (sh *shadowMeta) convert(v any, rowNum int64) (any, error) {
+func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (any, error) {
 	if !sh.lenient {
-		return convertColumnValue(v, sh.typ, sh.nullable, sh.name, rowNum)
+		return convertColumnValue(v, sh.typ, sh.nullable, sh.name, rowNum, dml)
 	}
 	if v == nil {
 		return nil, nil
@@ -89,15 +90,15 @@ func (sh *shadowMeta) convert(v any, rowNum int64) (any, error) {
 // convertColumnValue converts v to type to as MySQL's ALTER TABLE copy
 // does in strict mode, or fails with its error: 1264 out of range, 1265
 // data truncated, 1366 incorrect value, 1138 NULL into NOT NULL (1048 for
-// a DML write, rowNum 0). Fractional digits beyond a DECIMAL's scale are
-// rounded, as MySQL does with a note.
-func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum int64) (any, error) {
+// a statement's write, dml). Fractional digits beyond a DECIMAL's scale
+// are rounded, as MySQL does with a note.
+func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum int64, dml bool) (any, error) {
 	row := max(rowNum, 1)
 	if v == nil {
 		if nullable {
 			return nil, nil
 		}
-		if rowNum == 0 {
+		if dml {
 			return nil, mysql.NewSQLError(mysql.ERBadNullError, "23000", "Column '%s' cannot be null", col)
 		}
 		return nil, mysql.NewSQLError(mysql.ERInvalidUseOfNull, "22004", "Invalid use of NULL value")
@@ -199,7 +200,7 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum 
 			return nil, err
 		}
 	}
-	out, err := m.encodeWithShadows(r, vals, max(rowNum, 1))
+	out, err := m.encodeWithShadows(r, vals, rowNum, false)
 	return out, sqlToDDLError(err)
 }
 
