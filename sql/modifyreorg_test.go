@@ -85,6 +85,24 @@ func TestModifyColumnConversions(t *testing.T) {
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 	expectRows(t, db, "SELECT state, row_count FROM information_schema.ddl_jobs WHERE job_type = 'modify column' ORDER BY job_id DESC LIMIT 1", "synced,3")
 
+	mustExec(t, db, "CREATE TABLE u (id INT PRIMARY KEY, b BIGINT UNSIGNED, d DECIMAL(4,1), s TEXT, e VARCHAR(5))")
+	mustExec(t, db, "INSERT INTO u VALUES (1, 18446744073709551615, 2.5, 'ab   ', ''), (2, 5, -2.5, 'x', 'abc')")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE u MODIFY b BIGINT", 1264, "Out of range value for column 'b' at row 1"},
+		{"ALTER TABLE u MODIFY e INT", 1366, "Incorrect integer value: '' for column 'e' at row 1"},
+		{"ALTER TABLE u MODIFY e DOUBLE", 1366, "Incorrect double value: '' for column 'e' at row 1"},
+		{"ALTER TABLE u MODIFY d TINYINT UNSIGNED", 1264, "Out of range value for column 'd' at row 2"},
+	} {
+		_, err := db.Exec(c.q)
+		expectErr(t, err, c.code, c.msg)
+	}
+	mustExec(t, db, "ALTER TABLE u MODIFY d INT, MODIFY s VARCHAR(3), MODIFY b DECIMAL(20,0)")
+	expectRows(t, db, "SELECT id, b, d, CONCAT('[', s, ']') FROM u ORDER BY id", "1,18446744073709551615,3,[ab ]", "2,5,-3,[x]")
+
 	want := showCreate(t, db, "t")
 	for _, part := range []string{"`dd` double,\n  `id` int", "`i` varchar(3)", "`s` int", "`f` int", "`n` int NOT NULL"} {
 		if !strings.Contains(want, part) {
