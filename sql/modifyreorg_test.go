@@ -154,7 +154,9 @@ func TestModifyColumnCancel(t *testing.T) {
 	mustExec(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id))
 	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
 	mustExec(t, db, fmt.Sprintf("ADMIN RESUME DDL JOBS %d", j.id))
-	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "running" && strings.Contains(x.comment, "stalled=backfill") }, "runs again")
+	waitJob(t, db, func(x jobRow) bool {
+		return x.id == j.id && x.state == "running" && strings.Contains(x.comment, "stalled=backfill")
+	}, "runs again")
 	mustExec(t, db, fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", j.id))
 	select {
 	case err := <-done:
