@@ -90,8 +90,9 @@ func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (any, error) {
 // convertColumnValue converts v to type to as MySQL's ALTER TABLE copy
 // does in strict mode, or fails with its error: 1264 out of range, 1265
 // data truncated, 1366 incorrect value, 1138 NULL into NOT NULL (1048 for
-// a statement's write, dml). Fractional digits beyond a DECIMAL's scale
-// are rounded, as MySQL does with a note.
+// a statement's write, dml, and 1406 for a string too long, as an INSERT
+// gets them). Fractional digits beyond a DECIMAL's scale are rounded, as
+// MySQL does with a note.
 func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum int64, dml bool) (any, error) {
 	row := max(rowNum, 1)
 	if v == nil {
@@ -131,6 +132,9 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 			if st, ok := to.(gms.StringType); ok && int64(len([]rune(strings.TrimRight(s, " ")))) <= st.MaxCharacterLength() {
 				return truncateRunes(s, st.MaxCharacterLength()), nil
 			}
+		}
+		if dml {
+			return nil, mysql.NewSQLError(mysql.ERDataTooLong, "22001", "Data too long for column '%s' at row %d", col, row)
 		}
 		return nil, truncated
 	}

@@ -150,7 +150,7 @@ func TestModifyColumnCancel(t *testing.T) {
 	mustExec(t, db, "INSERT INTO t VALUES (3, 30)")
 	mustExec(t, db, "UPDATE t SET v = v + 1 WHERE id = 1")
 	_, err := db.Exec("INSERT INTO t VALUES (4, 1234), (5, 123456)")
-	expectErr(t, err, 1265, "Data truncated for column 'v' at row 2")
+	expectErr(t, err, 1406, "Data too long for column 'v' at row 2")
 	mustExec(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id))
 	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
 	mustExec(t, db, fmt.Sprintf("ADMIN RESUME DDL JOBS %d", j.id))
