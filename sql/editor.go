@@ -168,7 +168,9 @@ func (e *editor) rowHandle(ctx *gms.Context, row gms.Row) (int64, error) {
 	return e.findHiddenHandle(ctx, row)
 }
 
-func (e *editor) encodeRow(row gms.Row) ([]byte, error) {
+// encodeRow encodes row for storage; kept holds, per hidden changing
+// column, the value to store instead of converting it (see keptShadows).
+func (e *editor) encodeRow(row gms.Row, kept []any) ([]byte, error) {
 	m := e.t.m
 	e.vals = e.vals[:0]
 	for p, v := range row[:len(m.schema)] {
@@ -180,7 +182,7 @@ func (e *editor) encodeRow(row gms.Row) ([]byte, error) {
 	}
 	e.rows++
 	if len(m.shadows) > 0 {
-		return m.encodeWithShadows(row, e.vals, e.rows, true)
+		return m.encodeWithShadows(row, e.vals, kept, e.rows, true)
 	}
 	return codec.EncodeRow(nil, m.colIDs, e.vals)
 }
@@ -236,7 +238,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 			return err
 		}
 	}
-	val, err := e.encodeRow(row)
+	val, err := e.encodeRow(row, nil)
 	if err != nil {
 		return err
 	}
@@ -435,7 +437,11 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 			}
 		}
 	}
-	val, err := e.encodeRow(new)
+	kept, err := e.keptShadows(txn, h, old, new)
+	if err != nil {
+		return err
+	}
+	val, err := e.encodeRow(new, kept)
 	if err != nil {
 		return err
 	}

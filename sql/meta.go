@@ -35,7 +35,8 @@ type tableMeta struct {
 	indexes   []*indexMeta // all indexes, in any state; the PK index first when present
 	// shadows are the hidden columns of a MODIFY COLUMN job
 	// (catalog.Table.Changing) that DML writes after the visible ones.
-	shadows []shadowMeta
+	shadows   []shadowMeta
+	shadowDec *codec.RowDecoder // the shadows' stored values
 
 	ixDecoders sync.Map // fmt of index IDs -> *ixDecoder
 }

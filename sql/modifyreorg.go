@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
 )
 
 // MODIFY / CHANGE COLUMN that rewrites values, online (see package ddl:
@@ -49,6 +51,14 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 			nullable: c.Column.Nullable, src: src, lenient: c.Lenient,
 		})
 	}
+	if len(m.shadows) > 0 {
+		ids := make([]int64, len(m.shadows))
+		marks := make([]any, len(m.shadows))
+		for i, sh := range m.shadows {
+			ids[i], marks[i] = sh.id, absent
+		}
+		m.shadowDec = codec.NewRowDecoderWithDefaults(ids, marks)
+	}
 	return nil
 }
 
@@ -56,9 +66,13 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 // are vals, adding every hidden column converted from row. rowNum is the
 // row's number in errors, dml whether a statement writes it (rather than
 // the backfill).
-func (m *tableMeta) encodeWithShadows(row gms.Row, vals []any, rowNum int64, dml bool) ([]byte, error) {
+func (m *tableMeta) encodeWithShadows(row gms.Row, vals, kept []any, rowNum int64, dml bool) ([]byte, error) {
 	ids := slices.Clip(m.colIDs)
-	for _, sh := range m.shadows {
+	for i, sh := range m.shadows {
+		if kept != nil && kept[i] != absent {
+			ids, vals = append(ids, sh.id), append(vals, kept[i])
+			continue
+		}
 		v, err := sh.convert(row[sh.src], rowNum, dml)
 		if err != nil {
 			return nil, err
@@ -71,6 +85,37 @@ func (m *tableMeta) encodeWithShadows(row gms.Row, vals []any, rowNum int64, dml
 	}
 	return codec.EncodeRow(nil, ids, vals)
 }
+
+// absent marks a hidden column a stored row lacks.
+var absent any = &struct{ absent bool }{}
+
+// keptShadows returns, for an UPDATE of the row with handle h from old to
+// new, the stored value of each hidden column whose source column the
+// update leaves as it is (absent for the others), or nil. The stored
+// value is kept rather than converted again: a transaction on the schema
+// version before a swap reads the old column converted back, which may
+// have lost what a transaction on the new version wrote into the new one.
+func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, error) {
+	m := e.t.m
+	if len(m.shadows) == 0 {
+		return nil, nil
+	}
+	rec, found, err := txn.Get(codec.RecordKey(m.def.ID, h))
+	if err != nil || !found {
+		return nil, err
+	}
+	kept := make([]any, len(m.shadows))
+	if err := m.shadowDec.Decode(rec, kept); err != nil {
+		return nil, err
+	}
+	for i, sh := range m.shadows {
+		if !reflect.DeepEqual(old[sh.src], new[sh.src]) {
+			kept[i] = absent
+		}
+	}
+	return kept, nil
+}
+
 
 // convert turns a value of the source column into the hidden column's.
 func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (any, error) {
@@ -204,7 +249,7 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum 
 			return nil, err
 		}
 	}
-	out, err := m.encodeWithShadows(r, vals, rowNum, false)
+	out, err := m.encodeWithShadows(r, vals, nil, rowNum, false)
 	return out, sqlToDDLError(err)
 }
 

@@ -410,8 +410,8 @@ func crashModify(t *testing.T, at string) {
 func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 	s := testserver.Start(t)
 	db := s.DB("app")
-	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)")
-	mustExec(t, db, "INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 20, 0), (3, 30, 0), (4, 40, 0)")
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'swap'")
 	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
 	done := make(chan error, 1)
@@ -433,6 +433,10 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 	expectRows(t, db, "SELECT v FROM t WHERE id = 2", "77")
 	expectRows(t, old, "SELECT v + 1 FROM t WHERE id = 2", "78")
 	mustExec(t, old, "UPDATE t SET v = v + 1 WHERE id = 3")
+	// What the new definition holds and the old one cannot is kept
+	// through an update of another column on the old version.
+	mustExec(t, db, "UPDATE t SET v = 'abc' WHERE id = 4")
+	mustExec(t, old, "UPDATE t SET w = 1 WHERE id = 4")
 	select {
 	case err := <-done:
 		t.Fatalf("the ALTER ended (%v) while a transaction on the old definition runs", err)
@@ -442,6 +446,6 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	expectRows(t, db, "SELECT id, v FROM t ORDER BY id", "1,10", "2,77", "3,31")
+	expectRows(t, db, "SELECT id, v, w FROM t ORDER BY id", "1,10,0", "2,77,0", "3,31,0", "4,abc,1")
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
