@@ -116,7 +116,6 @@ func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, err
 	return kept, nil
 }
 
-
 // convert turns a value of the source column into the hidden column's.
 func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (any, error) {
 	if !sh.lenient {
