@@ -272,8 +272,15 @@ func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 	return nil
 }
 
+// errRowBusy ends a batch that could not convert a single row because a
+// user transaction holds its lock; the batch is retried like a conflict.
+var errRowBusy = fmt.Errorf("%w: row locked by a transaction", kv.ErrWriteConflict)
+
 // convertBatch rewrites up to batch rows of a task in one transaction with
-// their hidden column set, together with the task's new checkpoint.
+// their hidden column set, together with the task's new checkpoint. Each
+// row is locked as DML locks it, without waiting (a row a transaction
+// holds ends the batch before it), and converted from its newest version:
+// so the batch and DML serialize on the row, and neither fails the other.
 func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
 	conv := m.indexer.(ColumnConverter)
 	txn := m.store.Begin()
@@ -283,21 +290,19 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task
 	var recs []rec
 	last := task.Next - 1
 	for ; it.Valid() && len(recs) < batch; it.Next() {
-		_, h, err := codec.DecodeRecordKey(it.Key())
-		if err == nil {
-			var v []byte
-			if v, err = conv.ConvertRow(j.DBName, t, it.Value(), 0); err == nil {
-				recs = append(recs, rec{append([]byte(nil), it.Key()...), v})
-				last = h
-				continue
-			}
-			var bad *Error
-			if errors.As(err, &bad) {
-				err = m.firstBadRow(j, t, h, bad)
-			}
+		key := append([]byte(nil), it.Key()...)
+		v, h, err := m.convertRow(txn, conv, j, t, key)
+		if errors.Is(err, errRowBusy) && last >= task.Next {
+			break // the rows before it are done
 		}
-		it.Close()
-		return 0, task, err
+		if err != nil {
+			it.Close()
+			return 0, task, err
+		}
+		if v != nil {
+			recs = append(recs, rec{key, v})
+		}
+		last = h
 	}
 	more := it.Valid()
 	err := it.Err()
@@ -329,6 +334,31 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task
 		return 0, task, cerr
 	}
 	return n, task, nil
+}
+
+// convertRow locks the row at key and returns its newest version
+// converted (nil when it is gone), with its handle.
+func (m *Manager) convertRow(txn *kv.Txn, conv ColumnConverter, j *Job, t *catalog.Table, key []byte) ([]byte, int64, error) {
+	_, h, err := codec.DecodeRecordKey(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if ok, err := txn.TryLock(key); err != nil || !ok {
+		if err == nil {
+			err = errRowBusy
+		}
+		return nil, h, err
+	}
+	cur, found, err := txn.GetLatest(key)
+	if err != nil || !found {
+		return nil, h, err
+	}
+	v, err := conv.ConvertRow(j.DBName, t, cur, 0)
+	var bad *Error
+	if errors.As(err, &bad) {
+		err = m.firstBadRow(j, t, h, bad)
+	}
+	return v, h, err
 }
 
 // firstBadRow finds, in primary-key order up to handle h, the first row

@@ -330,7 +330,7 @@ func (e *editor) lockRow(ctx *gms.Context, txn *kv.Txn, h int64) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(snap, latest) {
+	if !bytes.Equal(snap, latest) && !e.t.m.sameVisible(snap, latest) {
 		e.tx.deadlocked(ctx)
 		return errDeadlock()
 	}

@@ -86,6 +86,21 @@ func (m *tableMeta) encodeWithShadows(row gms.Row, vals, kept []any, rowNum int6
 	return codec.EncodeRow(nil, ids, vals)
 }
 
+// sameVisible reports whether two stored versions of a row differ at most
+// in hidden columns: while a MODIFY COLUMN's backfill rewrites rows, a
+// version it wrote after a transaction's snapshot changes nothing that
+// transaction read.
+func (m *tableMeta) sameVisible(a, b []byte) bool {
+	if len(m.shadows) == 0 || a == nil || b == nil {
+		return false
+	}
+	va, vb := make([]any, len(m.colIDs)), make([]any, len(m.colIDs))
+	if m.decoder.Decode(a, va) != nil || m.decoder.Decode(b, vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
 // absent marks a hidden column a stored row lacks.
 var absent any = &struct{ absent bool }{}
 
@@ -100,7 +115,7 @@ func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, err
 	if len(m.shadows) == 0 {
 		return nil, nil
 	}
-	rec, found, err := txn.Get(codec.RecordKey(m.def.ID, h))
+	rec, found, err := txn.GetLatest(codec.RecordKey(m.def.ID, h))
 	if err != nil || !found {
 		return nil, err
 	}
