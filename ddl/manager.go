@@ -14,7 +14,9 @@
 //     never holds up its cancellation.
 //   - A job ends in a final state with nothing of its own left in kv when
 //     it is rolled back: no index definition, entry, change log or
-//     checkpoint (the data-driven runner test checks this at every point).
+//     checkpoint (the data-driven runner test checks this at every point);
+//     a MODIFY COLUMN's converted values stay in the rows, under a column
+//     ID that no definition has any more.
 //     Once an ADD INDEX is public, or a DROP INDEX has taken its first
 //     step, it only goes forward.
 //   - A job whose table is gone (dropped, its database dropped) ends

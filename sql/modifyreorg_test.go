@@ -103,6 +103,17 @@ func TestModifyColumnConversions(t *testing.T) {
 	mustExec(t, db, "ALTER TABLE u MODIFY d INT, MODIFY s VARCHAR(3), MODIFY b DECIMAL(20,0)")
 	expectRows(t, db, "SELECT id, b, d, CONCAT('[', s, ']') FROM u ORDER BY id", "1,18446744073709551615,3,[ab ]", "2,5,-3,[x]")
 
+	// Without a primary key rows have hidden handles.
+	mustExec(t, db, "CREATE TABLE h (a VARCHAR(10), b INT)")
+	mustExec(t, db, "INSERT INTO h VALUES ('1', 1), ('2', 2), ('x', 3)")
+	_, err = db.Exec("ALTER TABLE h MODIFY a SMALLINT")
+	expectErr(t, err, 1366, "Incorrect integer value: 'x' for column 'a' at row 3")
+	mustExec(t, db, "UPDATE h SET a = '3' WHERE b = 3")
+	mustExec(t, db, "ALTER TABLE h MODIFY a SMALLINT NOT NULL")
+	mustExec(t, db, "UPDATE h SET a = a + 10 WHERE b = 2")
+	expectRows(t, db, "SELECT a, b FROM h ORDER BY b", "1,1", "12,2", "3,3")
+	mustExec(t, db, "ADMIN CHECK TABLE h")
+
 	want := showCreate(t, db, "t")
 	for _, part := range []string{"`dd` double,\n  `id` int", "`i` varchar(3)", "`s` int", "`f` int", "`n` int NOT NULL"} {
 		if !strings.Contains(want, part) {
