@@ -196,6 +196,14 @@ func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	if err := ModifyColumnIn(t.Clone(), *spec); err != nil {
 		return err
 	}
+	// An index added by a job that ran since the ALTER was checked.
+	for _, ix := range t.Indexes {
+		for _, ic := range ix.Columns {
+			if ic.ColumnID == old.ID {
+				return &Error{Code: 1235, Msg: fmt.Sprintf("This version of ReorgDB doesn't yet support 'ALTER TABLE ... MODIFY COLUMN that changes the type of column %s, which index %s contains: drop the index first'", old.Name, ix.Name)}
+			}
+		}
+	}
 	t.NextColumnID++
 	c := spec.Column
 	c.ID, c.Origin = t.NextColumnID, nil

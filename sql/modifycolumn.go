@@ -115,7 +115,7 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		}
 		c.HasDefault, c.Default = true, col.Default.String()
 	}
-	spec := ddl.ColumnSpec{Column: c, Of: old.Name}
+	spec := ddl.ColumnSpec{Column: c, Of: old.Name, OldID: old.ID, WasType: old.Type}
 	if order != nil {
 		spec.First, spec.After = order.First, order.AfterColumn
 	}

@@ -460,3 +460,45 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 	expectRows(t, db, "SELECT id, v, w FROM t ORDER BY id", "1,10,0", "2,77,0", "3,31,0", "4,abc,1")
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
+
+// TestModifyColumnQueuedBehindAnother: an ALTER checked against a column
+// that an earlier job of the same table changes before it runs is
+// refused when it runs instead of trusting the old definition: 1412 for a
+// metadata-only change of a column since rewritten, 1235 for a rewrite of
+// a column since indexed.
+func TestModifyColumnQueuedBehindAnother(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 100), (2, 20, 200)")
+	queue := func(q string, after int64) (jobRow, chan error) {
+		done := make(chan error, 1)
+		go func() { _, err := db.Exec(q); done <- err }()
+		j := waitJob(t, db, func(x jobRow) bool { return x.id > after }, "queued after job "+fmt.Sprint(after))
+		return j, done
+	}
+
+	j1, done1 := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(12)")
+	_, done2 := queue("ALTER TABLE t MODIFY v BIGINT COMMENT 'stale'", j1.id)
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	if err := <-done1; err != nil {
+		t.Fatal(err)
+	}
+	expectErr(t, <-done2, 1412, "Table definition has changed")
+
+	j3, done3 := stallModify(t, db, "ALTER TABLE t MODIFY w VARCHAR(10)")
+	j4, done4 := queue("ALTER TABLE t ADD INDEX iv (v)", j3.id)
+	_, done5 := queue("ALTER TABLE t MODIFY v VARCHAR(4)", j4.id)
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	for _, done := range []chan error{done3, done4} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectErr(t, <-done5, 1235, "which index iv contains")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,10,100", "2,20,200")
+	if !strings.Contains(showCreate(t, db, "t"), "`v` varchar(12)") {
+		t.Fatalf("v:\n%s", showCreate(t, db, "t"))
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
