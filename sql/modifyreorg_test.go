@@ -478,22 +478,37 @@ func TestModifyColumnQueuedBehindAnother(t *testing.T) {
 		return j, done
 	}
 
+	// The refused ALTER's connection then reads the table as it is now.
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expectRows(t, c, "SELECT v FROM t ORDER BY id", "10", "20")
 	j1, done1 := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(12)")
-	_, done2 := queue("ALTER TABLE t MODIFY v BIGINT COMMENT 'stale'", j1.id)
+	done2 := make(chan error, 1)
+	go func() { _, err := c.ExecContext(ctx, "ALTER TABLE t MODIFY v BIGINT COMMENT 'stale'"); done2 <- err }()
+	waitJob(t, db, func(x jobRow) bool { return x.id > j1.id }, "queued after the first")
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
 	if err := <-done1; err != nil {
 		t.Fatal(err)
 	}
 	expectErr(t, <-done2, 1412, "Table definition has changed")
+	expectRows(t, c, "SELECT v FROM t ORDER BY id", "10", "20")
 
 	j3, done3 := stallModify(t, db, "ALTER TABLE t MODIFY w VARCHAR(10)")
 	j4, done4 := queue("ALTER TABLE t ADD INDEX iv (v)", j3.id)
 	_, done5 := queue("ALTER TABLE t MODIFY v VARCHAR(4)", j4.id)
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
-	for _, done := range []chan error{done3, done4} {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+	if err := <-done3; err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(t, db, "SELECT w FROM t ORDER BY id"); strings.Join(got, " ") != "100 200" {
+		t.Fatalf("w after job %d: %q; jobs %+v", j3.id, got, showJobs(t, db))
+	}
+	if err := <-done4; err != nil {
+		t.Fatal(err)
 	}
 	expectErr(t, <-done5, 1235, "which index iv contains")
 	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,10,100", "2,20,200")
