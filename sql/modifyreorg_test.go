@@ -244,14 +244,25 @@ func TestModifyColumnUnderDML(t *testing.T) {
 				id := r.Intn(rows+500)/4*4 + w
 				v := r.Int63n(1_000_000_000)
 				var err error
-				op := r.Intn(3)
+				op := r.Intn(5)
 				switch op {
 				case 0:
 					_, err = db.Exec("REPLACE INTO t VALUES (?, ?, ?)", id, v, w)
 				case 1:
 					_, err = db.Exec("UPDATE t SET v = ? WHERE id = ?", v, id)
-				default:
+				case 2:
 					_, err = db.Exec("DELETE FROM t WHERE id = ?", id)
+				case 3:
+					// Another column only: the converted value stays.
+					_, err = db.Exec("UPDATE t SET w = w + 1 WHERE id = ?", id)
+				default:
+					// Two statements on the row in one transaction, and
+					// sometimes a rollback.
+					var committed bool
+					committed, err = updateTwice(db, id, v, r.Intn(4) == 0)
+					if !committed {
+						op = 3
+					}
 				}
 				mu.Lock()
 				ops++
@@ -261,7 +272,7 @@ func TestModifyColumnUnderDML(t *testing.T) {
 				} else {
 					_, ok := model[id]
 					switch {
-					case op == 0, op == 1 && ok:
+					case op == 0, (op == 1 || op == 4) && ok:
 						model[id] = v
 					case op == 2:
 						delete(model, id)
@@ -309,6 +320,29 @@ func TestModifyColumnUnderDML(t *testing.T) {
 		t.Errorf("v not converted:\n%s", showCreate(t, db, "t"))
 	}
 	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
+// updateTwice sets row id's v to v in a transaction of two statements,
+// and rolls it back when rollback is set.
+func updateTwice(db *sql.DB, id int, v int64, rollback bool) (bool, error) {
+	tx, err := db.Begin()
+	if err != nil {
+		return false, err
+	}
+	for _, q := range []string{"UPDATE t SET v = ? - 1 WHERE id = ?", "UPDATE t SET v = v + 1, w = w + 1 WHERE id = ?"} {
+		args := []any{v, id}
+		if strings.Count(q, "?") == 1 {
+			args = args[1:]
+		}
+		if _, err := tx.Exec(q, args...); err != nil {
+			tx.Rollback()
+			return false, err
+		}
+	}
+	if rollback {
+		return false, tx.Rollback()
+	}
+	return true, tx.Commit()
 }
 
 // TestModifyColumnCrash SIGKILLs the server in the middle of a MODIFY
