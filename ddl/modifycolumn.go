@@ -23,7 +23,9 @@ import (
 //	write-only -> write reorganization: once every transaction sees it,
 //	   the backfill converts the old value of every existing row, in
 //	   checkpointed batches (the transactional backfill of ADD INDEX);
-//	   a value that does not convert fails the job;
+//	   a value that does not convert fails the job. A batch locks each
+//	   row as DML does but never waits, and converts its newest version;
+//	   DML takes a row the backfill rewrote meanwhile as unchanged;
 //	write reorganization -> public: in one schema version the hidden
 //	   column takes the old one's name and position, and the old column
 //	   becomes the hidden one, converted back leniently, so that
@@ -90,33 +92,35 @@ func (m *Manager) runModifyColumn(ctx context.Context, id int64) error {
 		if err == nil {
 			err = m.modifyStep(ctx, j)
 		}
-		if err == nil {
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, errKilled) {
-			return err
-		}
-		if errors.Is(err, errPaused) || errors.Is(err, errCancelRequested) {
-			continue
-		}
-		cur, _ := m.snapshot(id)
-		if isRetryable(err) || cur.SchemaState == catalog.StatePublic {
-			if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+		if err != nil {
+			if err := m.modifyFailed(ctx, id, err); err != nil {
 				return err
 			}
-			continue
-		}
-		if cur.SchemaState == catalog.StateAbsent {
-			m.fail(id, err) // nothing was written
-			continue
-		}
-		if err := m.startRollback(ctx, id, err); err != nil {
-			return err
 		}
 	}
+}
+
+// modifyFailed acts on a step's failure: retry it, fail or roll back the
+// job, or stop the run (a non-nil return) when the manager stops.
+func (m *Manager) modifyFailed(ctx context.Context, id int64, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, errKilled):
+		return err
+	case errors.Is(err, errPaused), errors.Is(err, errCancelRequested):
+		return nil
+	}
+	cur, _ := m.snapshot(id)
+	switch {
+	case isRetryable(err) || cur.SchemaState == catalog.StatePublic:
+		// Past the swap the job only goes forward.
+		return sleepCtx(ctx, 10*time.Millisecond)
+	case cur.SchemaState == catalog.StateAbsent:
+		m.fail(id, err) // nothing was written
+		return nil
+	}
+	return m.startRollback(ctx, id, err)
 }
 
 // holdPaused keeps a job whose pause was requested paused, and marks a
