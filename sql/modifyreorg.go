@@ -3,16 +3,19 @@ package sql
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/shopspring/decimal"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
@@ -174,7 +177,10 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 		if strings.TrimSpace(s) != num {
 			return nil, truncated
 		}
-		v = num
+		var ok bool
+		if v, ok = parseNumber(num, to); !ok {
+			return nil, outOfRange
+		}
 	}
 	if types.IsInteger(to) && !intFits(v, to) {
 		return nil, outOfRange
@@ -199,6 +205,34 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 	}
 	return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
 		"Incorrect %s value: '%s' for column '%s' at row %d", to.String(), displayValue(v), col, row)
+}
+
+// parseNumber turns the text of a number into a value of integer type
+// t's range, rounded half away from zero as MySQL does, or checks that it
+// is within a DOUBLE's; ok is false when it is out of range.
+func parseNumber(num string, t gms.Type) (v any, ok bool) {
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return nil, false // beyond a DOUBLE's range
+	}
+	if !types.IsInteger(t) {
+		return num, true
+	}
+	if math.Abs(f) >= 1<<65 {
+		return nil, false
+	}
+	d, err := decimal.NewFromString(num)
+	if err != nil {
+		return nil, false
+	}
+	b := d.Round(0).BigInt()
+	if b.IsInt64() {
+		return b.Int64(), true
+	}
+	if b.IsUint64() {
+		return b.Uint64(), true
+	}
+	return nil, false
 }
 
 var numberPrefix = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`)

@@ -103,6 +103,17 @@ func TestModifyColumnConversions(t *testing.T) {
 	mustExec(t, db, "ALTER TABLE u MODIFY d INT, MODIFY s VARCHAR(3), MODIFY b DECIMAL(20,0)")
 	expectRows(t, db, "SELECT id, b, d, CONCAT('[', s, ']') FROM u ORDER BY id", "1,18446744073709551615,3,[ab ]", "2,5,-3,[x]")
 
+	// Numbers in strings: rounded half away from zero, range-checked.
+	mustExec(t, db, "CREATE TABLE n (id INT PRIMARY KEY, s VARCHAR(30))")
+	mustExec(t, db, "INSERT INTO n VALUES (1, '1.5'), (2, '-2.5e0'), (3, '9223372036854775808')")
+	_, err = db.Exec("ALTER TABLE n MODIFY s BIGINT")
+	expectErr(t, err, 1264, "Out of range value for column 's' at row 3")
+	mustExec(t, db, "DELETE FROM n WHERE id = 3")
+	_, err = db.Exec("ALTER TABLE n MODIFY s INT UNSIGNED")
+	expectErr(t, err, 1264, "Out of range value for column 's' at row 2")
+	mustExec(t, db, "ALTER TABLE n MODIFY s INT")
+	expectRows(t, db, "SELECT s FROM n ORDER BY id", "2", "-3")
+
 	// Without a primary key rows have hidden handles.
 	mustExec(t, db, "CREATE TABLE h (a VARCHAR(10), b INT)")
 	mustExec(t, db, "INSERT INTO h VALUES ('1', 1), ('2', 2), ('x', 3)")
