@@ -356,13 +356,13 @@ func updateTwice(db *sql.DB, id int, v int64, rollback bool) (bool, error) {
 	return true, tx.Commit()
 }
 
-// TestModifyColumnCrash SIGKILLs the server in the middle of a MODIFY
-// COLUMN's backfill and again just before its swap, with a writer
-// updating the column; after the restart the job resumes from its
-// checkpoints and finishes, and every row holds the conversion of its
-// last acknowledged value.
+// TestModifyColumnCrash SIGKILLs the server with the hidden column just
+// added, in the middle of a MODIFY COLUMN's backfill, just before its swap
+// and just after it, with a writer updating the column; after the
+// restart the job resumes (from its checkpoints) and finishes, and every
+// row holds the conversion of its last acknowledged value.
 func TestModifyColumnCrash(t *testing.T) {
-	for _, at := range []string{"backfill", "swap"} {
+	for _, at := range []string{"write-only", "backfill", "swap", "public"} {
 		t.Run(at, func(t *testing.T) { crashModify(t, at) })
 	}
 }
@@ -374,10 +374,11 @@ func crashModify(t *testing.T, at string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
-	mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 2")
-	if at == "swap" {
-		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'swap'")
+	if at == "backfill" { // slow enough to be killed half way
+		mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 2")
+	} else {
+		mustExec(t, db, fmt.Sprintf("SET GLOBAL reorgdb_ddl_test_stall_phase = '%s'", at))
 	}
 	go db.Exec("ALTER TABLE t MODIFY a VARCHAR(8) NOT NULL")
 
@@ -409,8 +410,8 @@ func crashModify(t *testing.T, at string) {
 			mu.Unlock()
 		}
 	}()
-	if at == "swap" {
-		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled=swap") }, "stalled before its swap")
+	if at != "backfill" {
+		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+at) }, "stalled at "+at)
 	} else {
 		waitJob(t, db, func(x jobRow) bool { return x.rowCount >= 3000 }, "backfilled 3000 rows")
 	}
