@@ -72,11 +72,14 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 func (m *tableMeta) encodeWithShadows(row gms.Row, vals, kept []any, rowNum int64, dml bool) ([]byte, error) {
 	ids := slices.Clip(m.colIDs)
 	for i, sh := range m.shadows {
-		if kept != nil && kept[i] != absent {
+		if kept != nil && kept[i] != absent && kept[i] != unconverted {
 			ids, vals = append(ids, sh.id), append(vals, kept[i])
 			continue
 		}
 		v, err := sh.convert(row[sh.src], rowNum, dml)
+		if err != nil && kept != nil && kept[i] == unconverted {
+			continue // the backfill has yet to reach the row, and fails the job on it
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -104,12 +107,19 @@ func (m *tableMeta) sameVisible(a, b []byte) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// absent marks a hidden column a stored row lacks.
-var absent any = &struct{ absent bool }{}
+// absent marks a hidden column a stored row lacks, or one to convert
+// again; unconverted one the stored row lacks while the update leaves its
+// source as it is: a value that does not convert is then not the
+// statement's doing, and the column stays out of the row.
+var (
+	absent      any = &struct{ absent bool }{}
+	unconverted any = &struct{ unconverted bool }{}
+)
 
 // keptShadows returns, for an UPDATE of the row with handle h from old to
 // new, the stored value of each hidden column whose source column the
-// update leaves as it is (absent for the others), or nil. The stored
+// update leaves as it is (absent for the others, unconverted when the row
+// has none yet), or nil. The stored
 // value is kept rather than converted again: a transaction on the schema
 // version before a swap reads the old column converted back, which may
 // have lost what a transaction on the new version wrote into the new one.
@@ -127,8 +137,11 @@ func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, err
 		return nil, err
 	}
 	for i, sh := range m.shadows {
-		if !reflect.DeepEqual(old[sh.src], new[sh.src]) {
+		switch {
+		case !reflect.DeepEqual(old[sh.src], new[sh.src]):
 			kept[i] = absent
+		case kept[i] == absent:
+			kept[i] = unconverted
 		}
 	}
 	return kept, nil

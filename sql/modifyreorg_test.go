@@ -207,6 +207,28 @@ func TestModifyColumnCancel(t *testing.T) {
 	expectRows(t, db, "SELECT COUNT(*) FROM t", "0")
 }
 
+// TestModifyColumnBadRowStaysWritable: a row whose value will fail the
+// job can still be updated meanwhile in its other columns; the job then
+// fails on it and the table is as it was, with the update.
+func TestModifyColumnBadRowStaysWritable(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 99999, 0), (3, 30, 0)")
+	before := showCreate(t, db, "t")
+	_, done := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	mustExec(t, db, "UPDATE t SET w = w + 1")
+	_, err := db.Exec("UPDATE t SET v = v * 1000 WHERE id = 3")
+	expectErr(t, err, 1406, "Data too long for column 'v' at row 1")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	expectErr(t, <-done, 1265, "Data truncated for column 'v' at row 2")
+	if after := showCreate(t, db, "t"); after != before {
+		t.Fatalf("the failed job left\n%s\nwant\n%s", after, before)
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,10,1", "2,99999,1", "3,30,1")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
 // TestModifyColumnUnderDML: random inserts, updates and deletes run in
 // goroutines through every step of a MODIFY COLUMN; in the end every
 // row's value is the conversion of the last value written to it.
