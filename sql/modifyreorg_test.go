@@ -100,8 +100,14 @@ func TestModifyColumnConversions(t *testing.T) {
 		_, err := db.Exec(c.q)
 		expectErr(t, err, c.code, c.msg)
 	}
+	_, err = db.Exec("ALTER TABLE u MODIFY e CHAR(2)")
+	expectErr(t, err, 1265, "Data truncated for column 'e' at row 2")
 	mustExec(t, db, "ALTER TABLE u MODIFY d INT, MODIFY s VARCHAR(3), MODIFY b DECIMAL(20,0)")
 	expectRows(t, db, "SELECT id, b, d, CONCAT('[', s, ']') FROM u ORDER BY id", "1,18446744073709551615,3,[ab ]", "2,5,-3,[x]")
+	mustExec(t, db, "ALTER TABLE u MODIFY d CHAR(4)")
+	mustExec(t, db, "UPDATE u SET d = ' 42' WHERE id = 1")
+	mustExec(t, db, "ALTER TABLE u MODIFY d SMALLINT")
+	expectRows(t, db, "SELECT id, d FROM u ORDER BY id", "1,42", "2,-3")
 
 	// Numbers in strings: rounded half away from zero, range-checked.
 	mustExec(t, db, "CREATE TABLE n (id INT PRIMARY KEY, s VARCHAR(30))")
