@@ -119,6 +119,22 @@ type Table struct {
 	Comment      string   `json:"comment,omitempty"`
 	NextColumnID int64    `json:"next_column_id"`
 	NextIndexID  int64    `json:"next_index_id"`
+	// Changing holds the hidden columns of a MODIFY COLUMN that rewrites
+	// values (see package ddl): not part of the table's visible
+	// definition, but written by DML in every row it writes.
+	Changing []ChangingColumn `json:"changing,omitempty"`
+}
+
+// ChangingColumn is a hidden, write-only column whose value in every row
+// is the value of the visible column Source converted to Column's type.
+// Lenient conversions never fail (a value that does not convert is
+// stored as NULL): they keep a column's old definition readable for
+// transactions still on an older schema version, while strict ones
+// refuse a write whose value does not convert.
+type ChangingColumn struct {
+	Column  Column `json:"column"`
+	Source  int64  `json:"source"`
+	Lenient bool   `json:"lenient,omitempty"`
 }
 
 // Database is a schema namespace, with the stored objects that live in it.
@@ -188,6 +204,7 @@ func (t *Table) Clone() *Table {
 	c := *t
 	c.Columns = append([]Column(nil), t.Columns...)
 	c.PKColumns = append([]int64(nil), t.PKColumns...)
+	c.Changing = slices.Clone(t.Changing)
 	c.Indexes = make([]*Index, len(t.Indexes))
 	for i, ix := range t.Indexes {
 		cp := *ix

@@ -35,6 +35,13 @@ type ColumnSpec struct {
 	After  string         `json:"after,omitempty"`
 	// Of names the column a MODIFY COLUMN job changes.
 	Of string `json:"of,omitempty"`
+	// ID and OldID, in a MODIFY COLUMN reorganisation, are the IDs of the
+	// hidden new column and of the column it replaces.
+	ID    int64 `json:"id,omitempty"`
+	OldID int64 `json:"old_id,omitempty"`
+	// WasType, for a metadata-only MODIFY COLUMN, is the type the column
+	// had when the change was found to need no rewrite.
+	WasType string `json:"was_type,omitempty"`
 }
 
 // JobDropColumn removes a column that no index contains, instantly, as
@@ -119,6 +126,16 @@ func ModifyColumnIn(t *catalog.Table, spec ColumnSpec) error {
 	return nil
 }
 
+// modifyInPlace is ModifyColumnIn for a metadata-only job, refused with
+// 1412 when an earlier job has changed the column's type or rewritten it
+// since the change was judged to need no rewrite.
+func modifyInPlace(t *catalog.Table, spec ColumnSpec) error {
+	if old, _ := t.ColumnByName(spec.Of); old != nil && spec.OldID != 0 && (old.ID != spec.OldID || old.Type != spec.WasType) {
+		return &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+	}
+	return ModifyColumnIn(t, spec)
+}
+
 // SubmitAddColumn queues an ADD COLUMN job.
 func (m *Manager) SubmitAddColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
 	return m.submitColumnJob(JobAddColumn, dbName, tableName, tableID, query, spec)
@@ -173,7 +190,7 @@ func (m *Manager) runAddColumn(ctx context.Context, id int64) error {
 				change := AddColumnTo
 				switch j.Type {
 				case JobModifyColumn:
-					change = ModifyColumnIn
+					change = modifyInPlace
 				case JobDropColumn:
 					change = DropColumnFrom
 				}

@@ -61,7 +61,7 @@ type Job struct {
 	State       JobState           `json:"state"`
 	SchemaState catalog.IndexState `json:"schema_state"`
 	Indexes     []IndexSpec        `json:"indexes"`
-	// Columns is the column an ADD COLUMN job adds.
+	// Columns is the column a column job adds, changes or drops.
 	Columns   []ColumnSpec `json:"columns,omitempty"`
 	Mode      string       `json:"mode"`
 	RowCount  int64        `json:"row_count"`

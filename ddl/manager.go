@@ -3,8 +3,8 @@
 // write-only -> write-reorganization -> public for ADD INDEX, and back on
 // failure; public -> write-only -> delete-only -> absent for DROP INDEX),
 // the metadata lock that separates the steps, and the backfill that fills
-// a new index from the table's rows, with checkpoints that survive a
-// crash.
+// a new index from the table's rows, or converts a column's values for a
+// MODIFY COLUMN (modifycolumn.go), with checkpoints that survive a crash.
 //
 // Invariants:
 //   - Every live transaction runs with one of at most two adjacent schema
@@ -14,7 +14,9 @@
 //     never holds up its cancellation.
 //   - A job ends in a final state with nothing of its own left in kv when
 //     it is rolled back: no index definition, entry, change log or
-//     checkpoint (the data-driven runner test checks this at every point).
+//     checkpoint (the data-driven runner test checks this at every point);
+//     a MODIFY COLUMN's converted values stay in the rows, under a column
+//     ID that no definition has any more.
 //     Once an ADD INDEX is public, or a DROP INDEX has taken its first
 //     step, it only goes forward.
 //   - A job whose table is gone (dropped, its database dropped) ends
@@ -27,7 +29,8 @@
 //
 // The package does not know SQL types: the layer above supplies an Indexer
 // that validates index definitions and turns stored rows into index
-// entries, so that DML and backfill produce byte-identical entries.
+// entries, so that DML and backfill produce byte-identical entries, and
+// converts a column's values (ColumnConverter) as DML does.
 package ddl
 
 import (
@@ -410,7 +413,7 @@ func (m *Manager) Pause(id int64) error {
 		if j.Type == JobDropIndex {
 			return fmt.Errorf("job %d drops an index and can't be paused", id)
 		}
-		if j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn {
+		if (j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && !j.isReorg() {
 			return fmt.Errorf("job %d changes a column instantly and can't be paused", id)
 		}
 		if j.State == JobPaused || j.PauseRequested {

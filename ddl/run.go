@@ -40,6 +40,9 @@ func (m *Manager) run(id int64) {
 		run = m.runDropIndex
 	case JobAddColumn, JobModifyColumn, JobDropColumn:
 		run = m.runAddColumn
+		if j.isReorg() {
+			run = m.runModifyColumn
+		}
 	}
 	err := run(ctx, id)
 	if err == nil || errors.Is(err, context.Canceled) && ctx.Err() != nil || errors.Is(err, errKilled) {
@@ -761,6 +764,10 @@ func (m *Manager) backfill(ctx context.Context, id int64) error {
 // runTask backfills one task batch by batch.
 func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task *Task, retries *atomic.Int64) error {
 	pc := m.newPacer(m.settings().Workers)
+	batchFn := m.backfillBatch
+	if j.isReorg() {
+		batchFn = m.convertBatch
+	}
 	for !task.Done {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -773,7 +780,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		var nextTask Task
 		for attempt := 0; ; attempt++ {
 			var err error
-			n, nextTask, err = m.backfillBatch(j, t, ids, ti, *task, batch, pc)
+			n, nextTask, err = batchFn(j, t, ids, ti, *task, batch, pc)
 			if err == nil {
 				break
 			}

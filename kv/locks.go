@@ -149,6 +149,27 @@ func (t *Txn) took(k string) {
 	t.s.metrics.locks.Inc()
 }
 
+// TryLock takes the exclusive lock on key when no other transaction
+// holds it, and never waits: for background work that must neither hold
+// up nor deadlock with the transactions of users. It reports whether the
+// transaction holds the lock.
+func (t *Txn) TryLock(key []byte) (bool, error) {
+	if t.done {
+		return false, ErrTxnDone
+	}
+	lt := &t.s.locks
+	k := string(key)
+	lt.mu.Lock()
+	if e := lt.locks[k]; e != nil {
+		lt.mu.Unlock()
+		return e.owner == t, nil
+	}
+	lt.locks[k] = &lockEntry{owner: t, since: time.Now()}
+	lt.mu.Unlock()
+	t.took(k)
+	return true, nil
+}
+
 // SetOwner names who runs the transaction (a connection), for the
 // messages about the locks it holds.
 func (t *Txn) SetOwner(owner string) { t.owner = owner }

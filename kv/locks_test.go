@@ -244,3 +244,40 @@ func TestLockFIFO(t *testing.T) {
 		t.Fatalf("%d locks held at the end", n)
 	}
 }
+
+// TryLock takes a free lock, never waits for a held one, and a write
+// after it, based on the newest version, commits over a commit that came
+// after the transaction began.
+func TestTryLock(t *testing.T) {
+	s := openTest(t, nil)
+	commitWrites(t, s, "k", "0")
+	ctx := context.Background()
+	a, b := s.Begin(), s.Begin()
+	if _, err := a.Lock(ctx, []byte("k"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if ok, err := b.TryLock([]byte("k")); err != nil || ok {
+		t.Fatalf("b.TryLock of a held lock: ok=%v err=%v", ok, err)
+	}
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Fatalf("TryLock waited %v", d)
+	}
+	must(t, a.Set([]byte("k"), []byte("1")))
+	if _, err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []bool{true, true} { // fresh, then held already
+		if ok, err := b.TryLock([]byte("k")); err != nil || ok != want {
+			t.Fatalf("b.TryLock: ok=%v err=%v", ok, err)
+		}
+	}
+	v, _, err := b.GetLatest([]byte("k"))
+	if err != nil || string(v) != "1" {
+		t.Fatalf("GetLatest = %q, %v", v, err)
+	}
+	must(t, b.Set([]byte("k"), []byte("2")))
+	if _, err := b.Commit(); err != nil {
+		t.Fatalf("commit after TryLock: %v", err)
+	}
+}

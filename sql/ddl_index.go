@@ -151,6 +151,12 @@ func ddlToSQLError(err error) error {
 			state = "42S21"
 		case mysql.ERBadFieldError:
 			state = "42S22"
+		case mysql.ERWarnDataOutOfRange:
+			state = "22003"
+		case mysql.ERWarnDataTruncated:
+			state = "01000"
+		case mysql.ERInvalidUseOfNull:
+			state = "22004"
 		}
 		return mysql.NewSQLError(int(de.Code), state, "%s", de.Msg)
 	}

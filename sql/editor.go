@@ -22,6 +22,8 @@ type editor struct {
 	sp   kv.Savepoint
 	vals []any
 	err  error
+	// rows counts the rows the statement wrote, for errors "at row n".
+	rows int64
 }
 
 func (t *Table) newEditor(ctx *gms.Context) *editor {
@@ -167,7 +169,9 @@ func (e *editor) rowHandle(ctx *gms.Context, row gms.Row) (int64, error) {
 	return e.findHiddenHandle(ctx, row)
 }
 
-func (e *editor) encodeRow(row gms.Row) ([]byte, error) {
+// encodeRow encodes row for storage; kept holds, per hidden changing
+// column, the value to store instead of converting it (see keptShadows).
+func (e *editor) encodeRow(row gms.Row, kept []any) ([]byte, error) {
 	m := e.t.m
 	e.vals = e.vals[:0]
 	for p, v := range row[:len(m.schema)] {
@@ -176,6 +180,10 @@ func (e *editor) encodeRow(row gms.Row) ([]byte, error) {
 			return nil, fmt.Errorf("column %s: %w", m.schema[p].Name, err)
 		}
 		e.vals = append(e.vals, c)
+	}
+	e.rows++
+	if len(m.shadows) > 0 {
+		return m.encodeWithShadows(row, e.vals, kept, e.rows, true)
 	}
 	return codec.EncodeRow(nil, m.colIDs, e.vals)
 }
@@ -231,7 +239,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 			return err
 		}
 	}
-	val, err := e.encodeRow(row)
+	val, err := e.encodeRow(row, nil)
 	if err != nil {
 		return err
 	}
@@ -323,7 +331,7 @@ func (e *editor) lockRow(ctx *gms.Context, txn *kv.Txn, h int64) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(snap, latest) {
+	if !bytes.Equal(snap, latest) && !e.t.m.sameVisible(snap, latest) {
 		e.tx.deadlocked(ctx)
 		return errDeadlock()
 	}
@@ -430,7 +438,11 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 			}
 		}
 	}
-	val, err := e.encodeRow(new)
+	kept, err := e.keptShadows(txn, h, old, new)
+	if err != nil {
+		return err
+	}
+	val, err := e.encodeRow(new, kept)
 	if err != nil {
 		return err
 	}

@@ -264,8 +264,11 @@ func (e *Engine) isAltering(tableIDs []int64) bool {
 
 // outsideMDL runs fn, which waits for schema-change jobs, with the
 // session's transaction committed (MySQL's implicit commit before DDL)
-// and its metadata lock out of the jobs' way; afterwards the session sees
-// the newest schema.
+// and its metadata lock out of the jobs' way; afterwards the session's
+// transaction starts afresh, with the newest schema and a snapshot taken
+// with it. The old snapshot predates what the jobs wrote (a MODIFY
+// COLUMN's converted values, under new column IDs), and go-mysql-server
+// keeps the transaction of a failed statement for the next one.
 func (e *Engine) outsideMDL(ctx *gms.Context, fn func() error) error {
 	if err := e.implicitCommit(ctx); err != nil {
 		return err
@@ -273,8 +276,13 @@ func (e *Engine) outsideMDL(ctx *gms.Context, fn func() error) error {
 	if tx, _ := ctx.GetTransaction().(*Transaction); tx != nil && !tx.done {
 		tx.lease.Renew(1 << 62)
 		defer func() {
-			tx.schema = e.cat.Current()
-			tx.lease.Renew(tx.schema.Version)
+			if tx.killed.Load() {
+				return // answered already; its lease is gone
+			}
+			tx.txn.Rollback() // committed already, or read-only
+			tx.lease.Release()
+			tx.savepoints = nil
+			e.track(tx, tx.lease.Owner)
 		}()
 	}
 	return fn()

@@ -33,6 +33,10 @@ type tableMeta struct {
 	autoPos   int // position of the AUTO_INCREMENT column, -1 if none
 	decoder   *codec.RowDecoder
 	indexes   []*indexMeta // all indexes, in any state; the PK index first when present
+	// shadows are the hidden columns of a MODIFY COLUMN job
+	// (catalog.Table.Changing) that DML writes after the visible ones.
+	shadows   []shadowMeta
+	shadowDec *codec.RowDecoder // the shadows' stored values
 
 	ixDecoders sync.Map // fmt of index IDs -> *ixDecoder
 }
@@ -178,6 +182,9 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 			m.missing = make([]any, len(def.Columns))
 		}
 		m.missing[i] = v[0]
+	}
+	if err := m.buildShadows(def); err != nil {
+		return nil, err
 	}
 	all := make([]int, len(m.colIDs))
 	for i := range all {

@@ -95,8 +95,12 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		return notInstant("ALTER TABLE ... MODIFY COLUMN ... PRIMARY KEY (changing the primary key)")
 	}
 	i := t.m.schema.IndexOfColName(name)
+	submit, reorg := e.DDL.SubmitModifyColumn, false
 	if err := instantChange(cur, old, t.m.schema[i], col); err != nil {
-		return err
+		if err := reorgChange(cur, old, t.m.schema[i], col); err != nil {
+			return err
+		}
+		submit, reorg = e.DDL.SubmitModifyColumnReorg, true
 	}
 	c := catalog.Column{
 		Name: col.Name, Type: col.Type.String(), Nullable: col.Nullable, Comment: col.Comment,
@@ -111,7 +115,7 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		}
 		c.HasDefault, c.Default = true, defaultText(ctx, col)
 	}
-	spec := ddl.ColumnSpec{Column: c, Of: old.Name}
+	spec := ddl.ColumnSpec{Column: c, Of: old.Name, OldID: old.ID, WasType: old.Type}
 	if order != nil {
 		spec.First, spec.After = order.First, order.AfterColumn
 	}
@@ -123,9 +127,14 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		return err
 	}
 	if t.IsTemporary() {
+		if reorg {
+			// A temporary table's rows would have to be rewritten in
+			// place; its changes are applied at once, not as jobs.
+			return notInstant("changing the type of a column of a temporary table (%s)", old.Name)
+		}
 		return t.alterTemp(ctx, scratch)
 	}
-	return t.runColumnJob(ctx, e.DDL.SubmitModifyColumn, spec)
+	return t.runColumnJob(ctx, submit, spec)
 }
 
 // runColumnJob queues a column job made by submit and waits for it,

@@ -1,0 +1,398 @@
+package ddl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// A MODIFY COLUMN that changes stored values (a narrower or different
+// type, NULL to NOT NULL) is a reorganisation job of type JobModifyColumn
+// in mode "txn", after TiDB's modify-column reorg. The new definition gets
+// a new column ID and lives as a hidden changing column
+// (catalog.Table.Changing) while the job runs:
+//
+//	absent -> write-only: the hidden column appears; from then on DML
+//	   writes, in every row it writes, the old column's value converted to
+//	   the new type, and refuses a value that does not convert;
+//	write-only -> write reorganization: once every transaction sees it,
+//	   the backfill converts the old value of every existing row, in
+//	   checkpointed batches (the transactional backfill of ADD INDEX);
+//	   a value that does not convert fails the job. A batch locks each
+//	   row as DML does but never waits, and converts its newest version;
+//	   DML takes a row the backfill rewrote meanwhile as unchanged;
+//	write reorganization -> public: in one schema version the hidden
+//	   column takes the old one's name and position, and the old column
+//	   becomes the hidden one, converted back leniently, so that
+//	   transactions still on the previous version read what they wrote;
+//	public -> done: the old column goes. Rows keep its value under a
+//	   column ID never reused, until they are next written.
+//
+// A failure or a cancel before public removes the hidden column in one
+// step: the table's definition is as it was. The converted values stay in
+// the rows under the hidden column's ID, which readers skip.
+
+// ColumnConverter is what the SQL layer supplies for a MODIFY COLUMN
+// reorganisation (Manager's Indexer implements it).
+type ColumnConverter interface {
+	// ConvertRow returns stored row re-encoded with every changing column
+	// of t set from its source. A value that does not convert is an
+	// *Error naming row rowNum (MySQL's 1264, 1265, 1366, 1138).
+	ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum int64) ([]byte, error)
+}
+
+// SubmitModifyColumnReorg queues a MODIFY COLUMN job that rewrites the
+// column's values online.
+func (m *Manager) SubmitModifyColumnReorg(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
+	if _, ok := m.indexer.(ColumnConverter); !ok {
+		return 0, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'MODIFY COLUMN that rewrites values' here"}
+	}
+	return m.submit(&Job{
+		Type: JobModifyColumn, DBName: dbName, TableName: tableName, TableID: tableID,
+		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Mode: "txn",
+		Columns: []ColumnSpec{spec},
+	})
+}
+
+// isReorg reports whether a job rewrites rows column by column.
+func (j *Job) isReorg() bool { return j.Type == JobModifyColumn && j.Mode != "instant" }
+
+// runModifyColumn drives a MODIFY COLUMN reorganisation to its end.
+func (m *Manager) runModifyColumn(ctx context.Context, id int64) error {
+	for {
+		j, _ := m.snapshot(id)
+		if j.State.Finished() {
+			m.finish(id)
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if j.CancelRequested && j.State != JobRollingBack && j.SchemaState != catalog.StatePublic {
+			if err := m.startRollback(ctx, id, ErrCancelled); err != nil {
+				return err
+			}
+			continue
+		}
+		if j.State == JobRollingBack {
+			return m.rollbackModify(ctx, id)
+		}
+		if paused, err := m.holdPaused(ctx, j); paused || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		err := m.stall(ctx, id, stateName(j.SchemaState))
+		if err == nil {
+			err = m.modifyStep(ctx, j)
+		}
+		if err != nil {
+			if err := m.modifyFailed(ctx, id, err); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// modifyFailed acts on a step's failure: retry it, fail or roll back the
+// job, or stop the run (a non-nil return) when the manager stops.
+func (m *Manager) modifyFailed(ctx context.Context, id int64, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, errKilled):
+		return err
+	case errors.Is(err, errPaused), errors.Is(err, errCancelRequested):
+		return nil
+	}
+	cur, _ := m.snapshot(id)
+	switch {
+	case isRetryable(err) || cur.SchemaState == catalog.StatePublic:
+		// Past the swap the job only goes forward.
+		return sleepCtx(ctx, 10*time.Millisecond)
+	case cur.SchemaState == catalog.StateAbsent:
+		m.fail(id, err) // nothing was written
+		return nil
+	}
+	return m.startRollback(ctx, id, err)
+}
+
+// holdPaused keeps a job whose pause was requested paused, and marks a
+// queued or resumed one running.
+func (m *Manager) holdPaused(ctx context.Context, j *Job) (bool, error) {
+	if j.PauseRequested {
+		if j.State != JobPaused {
+			m.update(j.ID, func(j *Job) { j.State = JobPaused })
+			m.persist(j.ID)
+		}
+		return true, sleepCtx(ctx, 20*time.Millisecond)
+	}
+	if j.State == JobPaused || j.State == JobQueueing {
+		m.update(j.ID, func(j *Job) {
+			j.State = JobRunning
+			if j.Start.IsZero() {
+				j.Start = time.Now()
+			}
+		})
+	}
+	return false, nil
+}
+
+// modifyStep takes the job one schema state further.
+func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
+	switch j.SchemaState {
+	case catalog.StateAbsent:
+		return m.step(ctx, j.ID, addChanging)
+	case catalog.StateWriteOnly:
+		// Normally already waited for by the step; again after a restart.
+		if err := m.waitMDL(ctx, j.ID, m.cat.Current().Version); err != nil {
+			return err
+		}
+		m.update(j.ID, func(j *Job) { j.SchemaState = catalog.StateWriteReorg })
+		return m.persist(j.ID)
+	case catalog.StateWriteReorg:
+		if err := m.backfill(ctx, j.ID); err != nil {
+			return err
+		}
+		if err := m.stall(ctx, j.ID, "swap"); err != nil {
+			return err
+		}
+		return m.step(ctx, j.ID, swapChanging)
+	case catalog.StatePublic:
+		err := m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+			if t != nil {
+				t.Changing = dropChanging(t.Changing, j.Columns[0].OldID)
+			}
+			j.State, j.End, j.Comment = JobDone, time.Now(), ""
+			return nil
+		})
+		if cur, _ := m.snapshot(j.ID); cur.State == JobDone {
+			// Done together with the step: whether the wait on the
+			// metadata lock completed or not, the old column is gone.
+			m.cleanupTasks(j.ID)
+			m.finish(j.ID)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return nil
+		}
+		return err
+	}
+	return fmt.Errorf("modify column job %d in schema state %s", j.ID, j.SchemaState)
+}
+
+// addChanging adds the job's hidden column, write-only.
+func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
+	if t == nil {
+		return errNoTable(j)
+	}
+	spec := &j.Columns[0]
+	old, _ := t.ColumnByName(spec.Of)
+	if old == nil {
+		return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.Of, t.Name)}
+	}
+	if err := ModifyColumnIn(t.Clone(), *spec); err != nil {
+		return err
+	}
+	// An index added by a job that ran since the ALTER was checked.
+	for _, ix := range t.Indexes {
+		for _, ic := range ix.Columns {
+			if ic.ColumnID == old.ID {
+				return &Error{Code: 1235, Msg: fmt.Sprintf("This version of ReorgDB doesn't yet support 'ALTER TABLE ... MODIFY COLUMN that changes the type of column %s, which index %s contains: drop the index first'", old.Name, ix.Name)}
+			}
+		}
+	}
+	t.NextColumnID++
+	c := spec.Column
+	c.ID, c.Origin = t.NextColumnID, nil
+	t.Changing = append(t.Changing, catalog.ChangingColumn{Column: c, Source: old.ID})
+	spec.ID, spec.OldID = c.ID, old.ID
+	j.SchemaState = catalog.StateWriteOnly
+	j.FirstVersion = ch.Schema().Version + 1
+	j.State = JobRunning
+	if j.Start.IsZero() {
+		j.Start = time.Now()
+	}
+	return nil
+}
+
+// swapChanging makes the hidden column the table's column and the old
+// column the hidden one.
+func swapChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
+	if t == nil {
+		return errNoTable(j)
+	}
+	spec := j.Columns[0]
+	old, _ := t.ColumnByID(spec.OldID)
+	if old == nil {
+		return fmt.Errorf("column %s vanished from table %s", spec.Of, j.TableName)
+	}
+	prev := *old
+	spec.Of = old.Name
+	if err := ModifyColumnIn(t, spec); err != nil {
+		return err
+	}
+	c, _ := t.ColumnByName(spec.Column.Name)
+	c.ID, c.Origin = spec.ID, nil
+	t.Changing = append(dropChanging(t.Changing, spec.ID), catalog.ChangingColumn{Column: prev, Source: spec.ID, Lenient: true})
+	j.SchemaState = catalog.StatePublic
+	return nil
+}
+
+func dropChanging(cs []catalog.ChangingColumn, id int64) []catalog.ChangingColumn {
+	var out []catalog.ChangingColumn
+	for _, c := range cs {
+		if c.Column.ID != id {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// rollbackModify removes the job's hidden column and ends the job.
+func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
+	j, _ := m.snapshot(id)
+	if j.SchemaState != catalog.StateAbsent {
+		err := m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+			if t != nil {
+				t.Changing = dropChanging(t.Changing, j.Columns[0].ID)
+			}
+			j.SchemaState = catalog.StateAbsent
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	m.update(id, func(j *Job) {
+		j.State, j.End, j.Comment = JobRolledBack, time.Now(), ""
+		if j.Error == ErrCancelled.Msg {
+			j.State = JobCancelled
+		}
+	})
+	if err := m.persist(id); err != nil {
+		return err
+	}
+	m.cleanupTasks(id)
+	m.finish(id)
+	return nil
+}
+
+// errRowBusy ends a batch that could not convert a single row because a
+// user transaction holds its lock; the batch is retried like a conflict.
+var errRowBusy = fmt.Errorf("%w: row locked by a transaction", kv.ErrWriteConflict)
+
+// convertBatch rewrites up to batch rows of a task in one transaction with
+// their hidden column set, together with the task's new checkpoint. Each
+// row is locked as DML locks it, without waiting (a row a transaction
+// holds ends the batch before it), and converted from its newest version:
+// so the batch and DML serialize on the row, and neither fails the other.
+func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
+	conv := m.indexer.(ColumnConverter)
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	it := txn.NewIter(codec.RecordKey(j.TableID, task.Next), codec.PrefixEnd(codec.RecordKey(j.TableID, task.End)), false)
+	type rec struct{ key, val []byte }
+	var recs []rec
+	last := task.Next - 1
+	for ; it.Valid() && len(recs) < batch; it.Next() {
+		key := append([]byte(nil), it.Key()...)
+		v, h, err := m.convertRow(txn, conv, j, t, key)
+		if errors.Is(err, errRowBusy) && last >= task.Next {
+			break // the rows before it are done
+		}
+		if err != nil {
+			it.Close()
+			return 0, task, err
+		}
+		if v != nil {
+			recs = append(recs, rec{key, v})
+		}
+		last = h
+	}
+	more := it.Valid()
+	err := it.Err()
+	it.Close()
+	if err != nil {
+		return 0, task, err
+	}
+	for _, r := range recs {
+		if err := txn.Set(r.key, r.val); err != nil {
+			return 0, task, err
+		}
+	}
+	n := int64(len(recs))
+	task.Rows += n
+	if !more {
+		task.Done, task.Next = true, task.End
+	} else {
+		task.Next = last + 1
+	}
+	if err := putTask(txn, j.ID, ti, task); err != nil {
+		return 0, task, err
+	}
+	commitStart := time.Now()
+	_, cerr := txn.Commit()
+	if pc != nil {
+		pc.exclude(time.Since(commitStart))
+	}
+	if cerr != nil {
+		return 0, task, cerr
+	}
+	return n, task, nil
+}
+
+// convertRow locks the row at key and returns its newest version
+// converted (nil when it is gone), with its handle.
+func (m *Manager) convertRow(txn *kv.Txn, conv ColumnConverter, j *Job, t *catalog.Table, key []byte) ([]byte, int64, error) {
+	_, h, err := codec.DecodeRecordKey(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if ok, err := txn.TryLock(key); err != nil || !ok {
+		if err == nil {
+			err = errRowBusy
+		}
+		return nil, h, err
+	}
+	cur, found, err := txn.GetLatest(key)
+	if err != nil || !found {
+		return nil, h, err
+	}
+	v, err := conv.ConvertRow(j.DBName, t, cur, 0)
+	var bad *Error
+	if errors.As(err, &bad) {
+		err = m.firstBadRow(j, t, h, bad)
+	}
+	return v, h, err
+}
+
+// firstBadRow finds, in primary-key order up to handle h, the first row
+// whose value does not convert, and returns its error with its row
+// number, as MySQL's table copy reports it. Workers convert ranges in
+// parallel, so the row that failed first need not be the first bad one.
+func (m *Manager) firstBadRow(j *Job, t *catalog.Table, h int64, bad *Error) error {
+	conv := m.indexer.(ColumnConverter)
+	txn := m.store.Begin()
+	defer txn.Rollback()
+	p := codec.RecordPrefix(j.TableID)
+	it := txn.NewIter(p, codec.PrefixEnd(codec.RecordKey(j.TableID, h)), false)
+	defer it.Close()
+	var n int64
+	for ; it.Valid(); it.Next() {
+		n++
+		if _, err := conv.ConvertRow(j.DBName, t, it.Value(), n); err != nil {
+			return err
+		}
+	}
+	if err := it.Err(); err != nil && !errors.Is(err, kv.ErrWriteConflict) {
+		return err
+	}
+	return bad
+}

@@ -1,0 +1,357 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/shopspring/decimal"
+
+	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
+)
+
+// MODIFY / CHANGE COLUMN that rewrites values, online (see package ddl:
+// a hidden changing column written by DML and filled by a backfill, then
+// swapped in). This file holds the SQL half: which changes qualify, the
+// conversion of a value to the new type as MySQL's table copy does it in
+// strict mode, and DML's write of the hidden column.
+
+// shadowMeta is a hidden changing column as DML writes it.
+type shadowMeta struct {
+	id       int64
+	name     string // the new column's name, for errors
+	typ      gms.Type
+	kind     valueKind
+	nullable bool
+	src      int // position of the source column in the schema
+	lenient  bool
+}
+
+func (m *tableMeta) buildShadows(def *catalog.Table) error {
+	for _, c := range def.Changing {
+		typ, err := parseType(c.Column.Type)
+		if err != nil {
+			return fmt.Errorf("changing column %s: type %q: %w", c.Column.Name, c.Column.Type, err)
+		}
+		_, src := def.ColumnByID(c.Source)
+		if src < 0 {
+			return fmt.Errorf("changing column %s: unknown source column id %d", c.Column.Name, c.Source)
+		}
+		m.shadows = append(m.shadows, shadowMeta{
+			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ),
+			nullable: c.Column.Nullable, src: src, lenient: c.Lenient,
+		})
+	}
+	if len(m.shadows) > 0 {
+		ids := make([]int64, len(m.shadows))
+		marks := make([]any, len(m.shadows))
+		for i, sh := range m.shadows {
+			ids[i], marks[i] = sh.id, absent
+		}
+		m.shadowDec = codec.NewRowDecoderWithDefaults(ids, marks)
+	}
+	return nil
+}
+
+// encodeWithShadows encodes a row whose visible columns' canonical values
+// are vals, adding every hidden column converted from row. rowNum is the
+// row's number in errors, dml whether a statement writes it (rather than
+// the backfill).
+func (m *tableMeta) encodeWithShadows(row gms.Row, vals, kept []any, rowNum int64, dml bool) ([]byte, error) {
+	ids := slices.Clip(m.colIDs)
+	for i, sh := range m.shadows {
+		if kept != nil && kept[i] != absent && kept[i] != unconverted {
+			ids, vals = append(ids, sh.id), append(vals, kept[i])
+			continue
+		}
+		v, err := sh.convert(row[sh.src], rowNum, dml)
+		if err != nil && kept != nil && kept[i] == unconverted {
+			continue // the backfill has yet to reach the row, and fails the job on it
+		}
+		if err != nil {
+			return nil, err
+		}
+		c, err := toCanonical(sh.kind, v)
+		if err != nil {
+			return nil, err
+		}
+		ids, vals = append(ids, sh.id), append(vals, c)
+	}
+	return codec.EncodeRow(nil, ids, vals)
+}
+
+// sameVisible reports whether two stored versions of a row differ at most
+// in hidden columns: while a MODIFY COLUMN's backfill rewrites rows, a
+// version it wrote after a transaction's snapshot changes nothing that
+// transaction read.
+func (m *tableMeta) sameVisible(a, b []byte) bool {
+	if len(m.shadows) == 0 || a == nil || b == nil {
+		return false
+	}
+	va, vb := make([]any, len(m.colIDs)), make([]any, len(m.colIDs))
+	if m.decoder.Decode(a, va) != nil || m.decoder.Decode(b, vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// absent marks a hidden column a stored row lacks, or one to convert
+// again; unconverted one the stored row lacks while the update leaves its
+// source as it is: a value that does not convert is then not the
+// statement's doing, and the column stays out of the row.
+var (
+	absent      any = &struct{ absent bool }{}
+	unconverted any = &struct{ unconverted bool }{}
+)
+
+// keptShadows returns, for an UPDATE of the row with handle h from old to
+// new, the stored value of each hidden column whose source column the
+// update leaves as it is (absent for the others, unconverted when the row
+// has none yet), or nil. The stored
+// value is kept rather than converted again: a transaction on the schema
+// version before a swap reads the old column converted back, which may
+// have lost what a transaction on the new version wrote into the new one.
+func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, error) {
+	m := e.t.m
+	if len(m.shadows) == 0 {
+		return nil, nil
+	}
+	rec, found, err := txn.GetLatest(codec.RecordKey(m.def.ID, h))
+	if err != nil || !found {
+		return nil, err
+	}
+	kept := make([]any, len(m.shadows))
+	if err := m.shadowDec.Decode(rec, kept); err != nil {
+		return nil, err
+	}
+	for i, sh := range m.shadows {
+		switch {
+		case !reflect.DeepEqual(old[sh.src], new[sh.src]):
+			kept[i] = absent
+		case kept[i] == absent:
+			kept[i] = unconverted
+		}
+	}
+	return kept, nil
+}
+
+// convert turns a value of the source column into the hidden column's.
+func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (any, error) {
+	if !sh.lenient {
+		return convertColumnValue(v, sh.typ, sh.nullable, sh.name, rowNum, dml)
+	}
+	if v == nil {
+		return nil, nil
+	}
+	out, _, err := sh.typ.Convert(context.Background(), v)
+	if err != nil {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// convertColumnValue converts v to type to as MySQL's ALTER TABLE copy
+// does in strict mode, or fails with its error: 1264 out of range, 1265
+// data truncated, 1366 incorrect value, 1138 NULL into NOT NULL (1048 for
+// a statement's write, dml, and 1406 for a string too long, as an INSERT
+// gets them). Fractional digits beyond a DECIMAL's scale are rounded, as
+// MySQL does with a note.
+func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum int64, dml bool) (any, error) {
+	row := max(rowNum, 1)
+	if v == nil {
+		if nullable {
+			return nil, nil
+		}
+		if dml {
+			return nil, mysql.NewSQLError(mysql.ERBadNullError, "23000", "Column '%s' cannot be null", col)
+		}
+		return nil, mysql.NewSQLError(mysql.ERInvalidUseOfNull, "22004", "Invalid use of NULL value")
+	}
+	outOfRange := mysql.NewSQLError(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
+	truncated := mysql.NewSQLError(mysql.ERWarnDataTruncated, "01000", "Data truncated for column '%s' at row %d", col, row)
+	if s, ok := v.(string); ok && types.IsNumber(to) {
+		num := numberPrefix.FindString(strings.TrimLeft(s, " \t\n\r"))
+		if num == "" {
+			return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
+				"Incorrect %s value: '%s' for column '%s' at row %d", numberKind(to), s, col, row)
+		}
+		if strings.TrimSpace(s) != num {
+			return nil, truncated
+		}
+		var ok bool
+		if v, ok = parseNumber(num, to); !ok {
+			return nil, outOfRange
+		}
+	}
+	if types.IsInteger(to) && !intFits(v, to) {
+		return nil, outOfRange
+	}
+	out, inRange, err := to.Convert(context.Background(), v)
+	switch {
+	case err == nil && inRange == gms.InRange:
+		return out, nil
+	case err == nil, types.ErrConvertToDecimalLimit.Is(err):
+		return nil, outOfRange
+	case types.ErrLengthBeyondLimit.Is(err):
+		// Trailing spaces past the length are cut, with a note in MySQL.
+		if s, ok := v.(string); ok {
+			if st, ok := to.(gms.StringType); ok && int64(len([]rune(strings.TrimRight(s, " ")))) <= st.MaxCharacterLength() {
+				return truncateRunes(s, st.MaxCharacterLength()), nil
+			}
+		}
+		if dml {
+			return nil, mysql.NewSQLError(mysql.ERDataTooLong, "22001", "Data too long for column '%s' at row %d", col, row)
+		}
+		return nil, truncated
+	}
+	return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
+		"Incorrect %s value: '%s' for column '%s' at row %d", to.String(), displayValue(v), col, row)
+}
+
+// parseNumber turns the text of a number into a value of integer type
+// t's range, rounded half away from zero as MySQL does, or checks that it
+// is within a DOUBLE's; ok is false when it is out of range.
+func parseNumber(num string, t gms.Type) (v any, ok bool) {
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return nil, false // beyond a DOUBLE's range
+	}
+	if !types.IsInteger(t) {
+		return num, true
+	}
+	if math.Abs(f) >= 1<<65 {
+		return nil, false
+	}
+	d, err := decimal.NewFromString(num)
+	if err != nil {
+		return nil, false
+	}
+	b := d.Round(0).BigInt()
+	if b.IsInt64() {
+		return b.Int64(), true
+	}
+	if b.IsUint64() {
+		return b.Uint64(), true
+	}
+	return nil, false
+}
+
+var numberPrefix = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`)
+
+func numberKind(t gms.Type) string {
+	switch {
+	case types.IsInteger(t):
+		return "integer"
+	case types.IsDecimal(t):
+		return "decimal"
+	}
+	return "double"
+}
+
+// intFits reports whether an integer value v fits integer type t; values
+// of other kinds are left to t's own conversion.
+func intFits(v any, t gms.Type) bool {
+	var n big.Int
+	switch x := v.(type) {
+	case int8, int16, int32, int64, int:
+		c, _ := toCanonical(kindInt64, x)
+		n.SetInt64(c.(int64))
+	case uint8, uint16, uint32, uint64, uint:
+		c, _ := toCanonical(kindUint64, x)
+		n.SetUint64(c.(uint64))
+	default:
+		return true
+	}
+	bits, ok := intBits[t.Type()]
+	if !ok {
+		return true
+	}
+	lo, hi := new(big.Int), new(big.Int).Lsh(big.NewInt(1), bits)
+	if types.IsUnsigned(t) {
+		hi.Sub(hi, big.NewInt(1))
+	} else {
+		hi.Rsh(hi, 1)
+		lo.Neg(hi)
+		hi.Sub(hi, big.NewInt(1))
+	}
+	return n.Cmp(lo) >= 0 && n.Cmp(hi) <= 0
+}
+
+var intBits = map[query.Type]uint{
+	query.Type_INT8: 8, query.Type_INT16: 16, query.Type_INT24: 24, query.Type_INT32: 32, query.Type_INT64: 64,
+	query.Type_UINT8: 8, query.Type_UINT16: 16, query.Type_UINT24: 24, query.Type_UINT32: 32, query.Type_UINT64: 64,
+}
+
+// ConvertRow implements ddl.ColumnConverter.
+func (x indexer) ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum int64) ([]byte, error) {
+	m, err := metaFor(dbName, t)
+	if err != nil {
+		return nil, err
+	}
+	r, err := (&Table{m: m}).decodeRow(0, row, true)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(r))
+	for p, v := range r {
+		if vals[p], err = toCanonical(m.kinds[p], v); err != nil {
+			return nil, err
+		}
+	}
+	out, err := m.encodeWithShadows(r, vals, nil, rowNum, false)
+	return out, sqlToDDLError(err)
+}
+
+// reorgKinds are the value kinds a MODIFY COLUMN converts between.
+var reorgKinds = []valueKind{
+	kindInt8, kindInt16, kindInt32, kindInt64, kindUint8, kindUint16, kindUint32, kindUint64,
+	kindFloat32, kindFloat64, kindDecimal, kindString,
+}
+
+// reorgChange says why changing column old (of table def, whose
+// go-mysql-server column is was) to col cannot be done by rewriting its
+// values online, or returns nil.
+func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) error {
+	refuse := func(reason string, args ...any) error {
+		return notInstant("ALTER TABLE ... MODIFY COLUMN " + fmt.Sprintf(reason, args...))
+	}
+	switch {
+	case col.AutoIncrement != old.AutoIncrement:
+		return refuse("that changes AUTO_INCREMENT of column %s", old.Name)
+	case col.Generated != nil || old.Generated != "":
+		return refuse("of generated column %s (or making it one)", old.Name)
+	case old.ID == def.HandleColumn || slices.Contains(def.PKColumns, old.ID):
+		return refuse("that changes the type of primary-key column %s", old.Name)
+	}
+	for _, ix := range def.Indexes {
+		for _, ic := range ix.Columns {
+			if ic.ColumnID == old.ID {
+				return refuse("that changes the type of column %s, which index %s contains: drop the index first", old.Name, ix.Name)
+			}
+		}
+	}
+	for _, c := range def.Columns {
+		if c.Generated != "" && mentions(c.Generated, old.Name) {
+			return refuse("that changes column %s, which generated column %s uses", old.Name, c.Name)
+		}
+	}
+	if was.Type.String() == col.Type.String() {
+		return nil
+	}
+	if !slices.Contains(reorgKinds, kindOf(was.Type)) || !slices.Contains(reorgKinds, kindOf(col.Type)) {
+		return refuse("from %s to %s (column %s): only integer, DECIMAL, FLOAT/DOUBLE and CHAR/VARCHAR/TEXT columns are converted", was.Type.String(), col.Type.String(), old.Name)
+	}
+	return nil
+}

@@ -1,0 +1,593 @@
+package sql_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reorgdb/reorgdb/internal/testserver"
+)
+
+func showCreate(t *testing.T, db *sql.DB, table string) string {
+	t.Helper()
+	var create string
+	if err := db.QueryRow("SHOW CREATE TABLE "+table).Scan(new(string), &create); err != nil {
+		t.Fatal(err)
+	}
+	return create
+}
+
+// TestModifyColumnConversions: type changes that rewrite values run as
+// jobs; each converts every row as MySQL's table copy does in strict mode,
+// and a value that does not convert fails the ALTER with MySQL's error
+// naming the column and the first bad row, leaving the table as it was.
+func TestModifyColumnConversions(t *testing.T) {
+	dir := t.TempDir()
+	s := testserver.StartDir(t, dir)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, i INT, s VARCHAR(20), d DECIMAL(6,2), f DOUBLE, n INT NULL, k INT, KEY kk (k))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 100, '12', 1.25, 2.5, 1, 1), (2, -5, 'abc', 10.75, 3.5, NULL, 2), (3, 300, '  7 ', 3.00, -2.5, 3, 3)")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE t MODIFY i TINYINT", 1264, "Out of range value for column 'i' at row 3"},
+		{"ALTER TABLE t MODIFY i TINYINT UNSIGNED", 1264, "Out of range value for column 'i' at row 2"},
+		{"ALTER TABLE t MODIFY i VARCHAR(2)", 1265, "Data truncated for column 'i' at row 1"},
+		{"ALTER TABLE t MODIFY s INT", 1366, "Incorrect integer value: 'abc' for column 's' at row 2"},
+		{"ALTER TABLE t MODIFY s DECIMAL(5,2)", 1366, "Incorrect decimal value: 'abc' for column 's' at row 2"},
+		{"ALTER TABLE t CHANGE s s2 VARCHAR(2)", 1265, "Data truncated for column 's2' at row 2"},
+		{"ALTER TABLE t MODIFY d DECIMAL(3,2)", 1264, "Out of range value for column 'd' at row 2"},
+		{"ALTER TABLE t MODIFY n INT NOT NULL", 1138, "Invalid use of NULL value"},
+		{"ALTER TABLE t MODIFY k SMALLINT", 1235, "index kk contains: drop the index first"},
+		{"ALTER TABLE t MODIFY id BIGINT UNSIGNED NOT NULL", 1235, "primary-key column id"},
+		{"ALTER TABLE t MODIFY f DATETIME", 1235, "only integer, DECIMAL"},
+	} {
+		before := showCreate(t, db, "t")
+		_, err := db.Exec(c.q)
+		expectErr(t, err, c.code, c.msg)
+		if after := showCreate(t, db, "t"); after != before {
+			t.Fatalf("%s changed the table:\n%s\nto\n%s", c.q, before, after)
+		}
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id",
+		"1,100,12,1.25,2.5,1,1", "2,-5,abc,10.75,3.5,NULL,2", "3,300,  7 ,3.00,-2.5,3,3")
+	expectRows(t, db, "SELECT state, error FROM information_schema.ddl_jobs WHERE job_type = 'modify column' ORDER BY job_id LIMIT 1",
+		"rollback done,Out of range value for column 'i' at row 3")
+
+	mustExec(t, db, "UPDATE t SET s = '12x' WHERE id = 2")
+	_, err := db.Exec("ALTER TABLE t MODIFY s INT")
+	expectErr(t, err, 1265, "Data truncated for column 's' at row 2")
+	mustExec(t, db, "UPDATE t SET s = '4', n = 2 WHERE id = 2")
+
+	for _, q := range []string{
+		"ALTER TABLE t MODIFY i SMALLINT",
+		"ALTER TABLE t MODIFY i VARCHAR(3)",
+		"ALTER TABLE t MODIFY s INT",
+		"ALTER TABLE t MODIFY d DECIMAL(5,1)",
+		"ALTER TABLE t MODIFY f INT, ALGORITHM=INPLACE, LOCK=NONE",
+		"ALTER TABLE t MODIFY n INT NOT NULL",
+		"ALTER TABLE t CHANGE d dd DOUBLE FIRST",
+	} {
+		mustExec(t, db, q)
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id",
+		"1.3,1,100,12,3,1,1", "10.8,2,-5,4,4,2,2", "3,3,300,7,-3,3,3")
+	_, err = db.Exec("INSERT INTO t (id, i, s, n) VALUES (4, '1', 1, NULL)")
+	expectErr(t, err, 1048, "Column 'n' cannot be null")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	expectRows(t, db, "SELECT state, row_count FROM information_schema.ddl_jobs WHERE job_type = 'modify column' ORDER BY job_id DESC LIMIT 1", "synced,3")
+
+	mustExec(t, db, "CREATE TABLE u (id INT PRIMARY KEY, b BIGINT UNSIGNED, d DECIMAL(4,1), s TEXT, e VARCHAR(5))")
+	mustExec(t, db, "INSERT INTO u VALUES (1, 18446744073709551615, 2.5, 'ab   ', ''), (2, 5, -2.5, 'x', 'abc')")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE u MODIFY b BIGINT", 1264, "Out of range value for column 'b' at row 1"},
+		{"ALTER TABLE u MODIFY e INT", 1366, "Incorrect integer value: '' for column 'e' at row 1"},
+		{"ALTER TABLE u MODIFY e DOUBLE", 1366, "Incorrect double value: '' for column 'e' at row 1"},
+		{"ALTER TABLE u MODIFY d TINYINT UNSIGNED", 1264, "Out of range value for column 'd' at row 2"},
+	} {
+		_, err := db.Exec(c.q)
+		expectErr(t, err, c.code, c.msg)
+	}
+	_, err = db.Exec("ALTER TABLE u MODIFY e CHAR(2)")
+	expectErr(t, err, 1265, "Data truncated for column 'e' at row 2")
+	mustExec(t, db, "ALTER TABLE u MODIFY d INT, MODIFY s VARCHAR(3), MODIFY b DECIMAL(20,0)")
+	expectRows(t, db, "SELECT id, b, d, CONCAT('[', s, ']') FROM u ORDER BY id", "1,18446744073709551615,3,[ab ]", "2,5,-3,[x]")
+	mustExec(t, db, "ALTER TABLE u MODIFY d CHAR(4)")
+	mustExec(t, db, "UPDATE u SET d = ' 42' WHERE id = 1")
+	mustExec(t, db, "ALTER TABLE u MODIFY d SMALLINT")
+	expectRows(t, db, "SELECT id, d FROM u ORDER BY id", "1,42", "2,-3")
+
+	// Numbers in strings: rounded half away from zero, range-checked.
+	mustExec(t, db, "CREATE TABLE n (id INT PRIMARY KEY, s VARCHAR(30))")
+	mustExec(t, db, "INSERT INTO n VALUES (1, '1.5'), (2, '-2.5e0'), (3, '9223372036854775808')")
+	_, err = db.Exec("ALTER TABLE n MODIFY s BIGINT")
+	expectErr(t, err, 1264, "Out of range value for column 's' at row 3")
+	mustExec(t, db, "DELETE FROM n WHERE id = 3")
+	_, err = db.Exec("ALTER TABLE n MODIFY s INT UNSIGNED")
+	expectErr(t, err, 1264, "Out of range value for column 's' at row 2")
+	mustExec(t, db, "ALTER TABLE n MODIFY s INT")
+	expectRows(t, db, "SELECT s FROM n ORDER BY id", "2", "-3")
+
+	// Without a primary key rows have hidden handles.
+	mustExec(t, db, "CREATE TABLE h (a VARCHAR(10), b INT)")
+	mustExec(t, db, "INSERT INTO h VALUES ('1', 1), ('2', 2), ('x', 3)")
+	_, err = db.Exec("ALTER TABLE h MODIFY a SMALLINT")
+	expectErr(t, err, 1366, "Incorrect integer value: 'x' for column 'a' at row 3")
+	mustExec(t, db, "UPDATE h SET a = '3' WHERE b = 3")
+	mustExec(t, db, "ALTER TABLE h MODIFY a SMALLINT NOT NULL")
+	mustExec(t, db, "UPDATE h SET a = a + 10 WHERE b = 2")
+	expectRows(t, db, "SELECT a, b FROM h ORDER BY b", "1,1", "12,2", "3,3")
+	mustExec(t, db, "ADMIN CHECK TABLE h")
+
+	want := showCreate(t, db, "t")
+	for _, part := range []string{"`dd` double,\n  `id` int", "`i` varchar(3)", "`s` int", "`f` int", "`n` int NOT NULL"} {
+		if !strings.Contains(want, part) {
+			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", part, want)
+		}
+	}
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = testserver.StartDir(t, dir).DB("app")
+	if got := showCreate(t, db, "t"); got != want {
+		t.Fatalf("after restart:\n%s\nwant\n%s", got, want)
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id",
+		"1.3,1,100,12,3,1,1", "10.8,2,-5,4,4,2,2", "3,3,300,7,-3,3,3")
+}
+
+// stallModify starts ALTER q with the job stopped at the start of its
+// backfill, and returns the job and the ALTER's outcome.
+func stallModify(t *testing.T, db *sql.DB, q string) (jobRow, chan error) {
+	t.Helper()
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'backfill'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec(q); done <- err }()
+	j := waitJob(t, db, func(x jobRow) bool {
+		return x.schema == "write reorganization" && strings.Contains(x.comment, "stalled=backfill")
+	}, "stalls in its backfill")
+	return j, done
+}
+
+// TestModifyColumnCancel: a MODIFY COLUMN can be paused and resumed, and
+// once cancelled rolls back to the table as it was, values written
+// meanwhile included; DROP TABLE ends a running one.
+func TestModifyColumnCancel(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10), (2, 20)")
+	before := showCreate(t, db, "t")
+	j, done := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	// Written while the job runs: converted too, or refused when the
+	// value would not fit the new type.
+	mustExec(t, db, "INSERT INTO t VALUES (3, 30)")
+	mustExec(t, db, "UPDATE t SET v = v + 1 WHERE id = 1")
+	_, err := db.Exec("INSERT INTO t VALUES (4, 1234), (5, 123456)")
+	expectErr(t, err, 1406, "Data too long for column 'v' at row 2")
+	mustExec(t, db, fmt.Sprintf("ADMIN PAUSE DDL JOBS %d", j.id))
+	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "paused" }, "is paused")
+	mustExec(t, db, fmt.Sprintf("ADMIN RESUME DDL JOBS %d", j.id))
+	waitJob(t, db, func(x jobRow) bool {
+		return x.id == j.id && x.state == "running" && strings.Contains(x.comment, "stalled=backfill")
+	}, "runs again")
+	mustExec(t, db, fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", j.id))
+	select {
+	case err := <-done:
+		expectErr(t, err, 8214, "Cancelled DDL job")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled ALTER still runs")
+	}
+	if got := waitJob(t, db, func(x jobRow) bool { return x.id == j.id }, "exists"); got.state != "cancelled" {
+		t.Fatalf("job state %q, want cancelled", got.state)
+	}
+	if after := showCreate(t, db, "t"); after != before {
+		t.Fatalf("cancel left\n%s\nwant\n%s", after, before)
+	}
+	mustExec(t, db, "INSERT INTO t VALUES (4, 123456)")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,11", "2,20", "3,30", "4,123456")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	mustExec(t, db, "DELETE FROM t WHERE id = 4")
+	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,11", "2,20", "3,30")
+
+	_, done = stallModify(t, db, "ALTER TABLE t MODIFY v INT")
+	mustExec(t, db, "DROP TABLE t")
+	expectErr(t, <-done, 8214, "Cancelled DDL job")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)")
+	expectRows(t, db, "SELECT COUNT(*) FROM t", "0")
+}
+
+// TestModifyColumnBadRowStaysWritable: a row whose value will fail the
+// job can still be updated meanwhile in its other columns; the job then
+// fails on it and the table is as it was, with the update.
+func TestModifyColumnBadRowStaysWritable(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 99999, 0), (3, 30, 0)")
+	before := showCreate(t, db, "t")
+	_, done := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	mustExec(t, db, "UPDATE t SET w = w + 1")
+	_, err := db.Exec("UPDATE t SET v = v * 1000 WHERE id = 3")
+	expectErr(t, err, 1406, "Data too long for column 'v' at row 1")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	expectErr(t, <-done, 1265, "Data truncated for column 'v' at row 2")
+	if after := showCreate(t, db, "t"); after != before {
+		t.Fatalf("the failed job left\n%s\nwant\n%s", after, before)
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,10,1", "2,99999,1", "3,30,1")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
+// TestModifyColumnUnderDML: random inserts, updates and deletes run in
+// goroutines through every step of a MODIFY COLUMN; in the end every
+// row's value is the conversion of the last value written to it.
+func TestModifyColumnUnderDML(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	db.SetMaxOpenConns(16)
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT NOT NULL, w INT)")
+	const rows = 3000
+	var b strings.Builder
+	for i := 0; i < rows; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "(%d,%d,%d)", i, i*7%100000, i)
+	}
+	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
+	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 2")
+	t.Cleanup(func() {
+		db.Exec("SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
+		db.Exec("SET GLOBAL tidb_ddl_reorg_batch_size = 256")
+	})
+
+	var mu sync.Mutex
+	model := map[int]int64{}
+	for i := 0; i < rows; i++ {
+		model[i] = int64(i * 7 % 100000)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var ops, fails int
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r := rand.New(rand.NewSource(int64(w)))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// Each writer owns the ids congruent to w, so the model
+				// needs no ordering between writers.
+				id := r.Intn(rows+500)/4*4 + w
+				v := r.Int63n(1_000_000_000)
+				var err error
+				op := r.Intn(5)
+				switch op {
+				case 0:
+					_, err = db.Exec("REPLACE INTO t VALUES (?, ?, ?)", id, v, w)
+				case 1:
+					_, err = db.Exec("UPDATE t SET v = ? WHERE id = ?", v, id)
+				case 2:
+					_, err = db.Exec("DELETE FROM t WHERE id = ?", id)
+				case 3:
+					// Another column only: the converted value stays.
+					_, err = db.Exec("UPDATE t SET w = w + 1 WHERE id = ?", id)
+				default:
+					// Two statements on the row in one transaction, and
+					// sometimes a rollback.
+					var committed bool
+					committed, err = updateTwice(db, id, v, r.Intn(4) == 0)
+					if !committed {
+						op = 3
+					}
+				}
+				mu.Lock()
+				ops++
+				if err != nil {
+					fails++
+					t.Errorf("writer %d: %v", w, err)
+				} else {
+					_, ok := model[id]
+					switch {
+					case op == 0, (op == 1 || op == 4) && ok:
+						model[id] = v
+					case op == 2:
+						delete(model, id)
+					}
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	time.Sleep(100 * time.Millisecond)
+	j, done := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(12) NOT NULL")
+	time.Sleep(300 * time.Millisecond)
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	if err := <-done; err != nil {
+		t.Fatalf("ALTER: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("job %d: %d writes during the test, %d failed", j.id, ops, fails)
+
+	got := map[int]string{}
+	r, err := db.Query("SELECT id, v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var id int
+		var v string
+		if err := r.Scan(&id, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = v
+	}
+	r.Close()
+	if len(got) != len(model) {
+		t.Errorf("%d rows, want %d", len(got), len(model))
+	}
+	for id, v := range model {
+		if got[id] != fmt.Sprint(v) {
+			t.Errorf("row %d: v = %q, want %q", id, got[id], fmt.Sprint(v))
+		}
+	}
+	if !strings.Contains(showCreate(t, db, "t"), "`v` varchar(12) NOT NULL") {
+		t.Errorf("v not converted:\n%s", showCreate(t, db, "t"))
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
+// updateTwice sets row id's v to v in a transaction of two statements,
+// and rolls it back when rollback is set.
+func updateTwice(db *sql.DB, id int, v int64, rollback bool) (bool, error) {
+	tx, err := db.Begin()
+	if err != nil {
+		return false, err
+	}
+	for _, q := range []string{"UPDATE t SET v = ? - 1 WHERE id = ?", "UPDATE t SET v = v + 1, w = w + 1 WHERE id = ?"} {
+		args := []any{v, id}
+		if strings.Count(q, "?") == 1 {
+			args = args[1:]
+		}
+		if _, err := tx.Exec(q, args...); err != nil {
+			tx.Rollback()
+			return false, err
+		}
+	}
+	if rollback {
+		return false, tx.Rollback()
+	}
+	return true, tx.Commit()
+}
+
+// TestModifyColumnCrash SIGKILLs the server with the hidden column just
+// added, in the middle of a MODIFY COLUMN's backfill, just before its swap
+// and just after it, with a writer updating the column; after the
+// restart the job resumes (from its checkpoints) and finishes, and every
+// row holds the conversion of its last acknowledged value.
+func TestModifyColumnCrash(t *testing.T) {
+	for _, at := range []string{"write-only", "backfill", "swap", "public"} {
+		t.Run(at, func(t *testing.T) { crashModify(t, at) })
+	}
+}
+
+func crashModify(t *testing.T, at string) {
+	dir := t.TempDir()
+	child, dsn := startChild(t, dir, "")
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at == "backfill" { // slow enough to be killed half way
+		mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 2")
+	} else {
+		mustExec(t, db, fmt.Sprintf("SET GLOBAL reorgdb_ddl_test_stall_phase = '%s'", at))
+	}
+	go db.Exec("ALTER TABLE t MODIFY a VARCHAR(8) NOT NULL")
+
+	// The writer's acknowledged values, and the one in flight at the kill.
+	acked := map[int]int{}
+	var mu sync.Mutex
+	inflight := [2]int{-1, 0}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := rand.New(rand.NewSource(1))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id, v := r.Intn(30000), 1000+r.Intn(9000)
+			mu.Lock()
+			inflight = [2]int{id, v}
+			mu.Unlock()
+			if _, err := db.Exec("UPDATE t SET a = ? WHERE id = ?", v, id); err != nil {
+				return // the server is gone
+			}
+			mu.Lock()
+			acked[id], inflight = v, [2]int{-1, 0}
+			mu.Unlock()
+		}
+	}()
+	if at != "backfill" {
+		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+at) }, "stalled at "+at)
+	} else {
+		waitJob(t, db, func(x jobRow) bool { return x.rowCount >= 3000 }, "backfilled 3000 rows")
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	close(stop)
+	wg.Wait()
+	db.Close()
+
+	s := testserver.StartDir(t, dir)
+	db2 := s.DB("app")
+	j := waitJob(t, db2, func(x jobRow) bool { return x.state == "synced" || x.state == "rollback done" }, "finished")
+	if j.state != "synced" {
+		t.Fatalf("job ended %q: %s", j.state, j.errText)
+	}
+	if !strings.Contains(showCreate(t, db2, "t"), "`a` varchar(8) NOT NULL") {
+		t.Fatalf("a not converted:\n%s", showCreate(t, db2, "t"))
+	}
+	r, err := db2.Query("SELECT id, a FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for r.Next() {
+		var id int
+		var a string
+		if err := r.Scan(&id, &a); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		want, ok := acked[id]
+		if !ok {
+			want = id % 1000
+		}
+		if a != fmt.Sprint(want) && !(inflight[0] == id && a == fmt.Sprint(inflight[1])) {
+			t.Errorf("row %d: a = %q, want %d", id, a, want)
+		}
+	}
+	if n != 30000 {
+		t.Errorf("%d rows, want 30000", n)
+	}
+	mustExec(t, db2, "ADMIN CHECK TABLE t")
+	t.Logf("%d acknowledged updates", len(acked))
+}
+
+// TestModifyColumnSwapUnderOldTransaction: a transaction still on the
+// schema version before the swap reads and writes the column as it was
+// defined, also in rows that transactions on the new version wrote, and
+// the job waits for it before the old column goes.
+func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 20, 0), (3, 30, 0), (4, 40, 0)")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'swap'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec("ALTER TABLE t MODIFY v VARCHAR(12)"); done <- err }()
+	waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled=swap") }, "stalls before its swap")
+
+	ctx := context.Background()
+	old, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	mustExec(t, old, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+	mustExec(t, old, "BEGIN")
+	expectRows(t, old, "SELECT v FROM t WHERE id = 1", "10")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	waitJob(t, db, func(x jobRow) bool { return x.schema == "public" }, "swapped")
+	mustExec(t, db, "UPDATE t SET v = '77' WHERE id = 2")
+	expectRows(t, db, "SELECT v FROM t WHERE id = 2", "77")
+	expectRows(t, old, "SELECT v + 1 FROM t WHERE id = 2", "78")
+	mustExec(t, old, "UPDATE t SET v = v + 1 WHERE id = 3")
+	// What the new definition holds and the old one cannot is kept
+	// through an update of another column on the old version.
+	mustExec(t, db, "UPDATE t SET v = 'abc' WHERE id = 4")
+	mustExec(t, old, "UPDATE t SET w = 1 WHERE id = 4")
+	select {
+	case err := <-done:
+		t.Fatalf("the ALTER ended (%v) while a transaction on the old definition runs", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	mustExec(t, old, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db, "SELECT id, v, w FROM t ORDER BY id", "1,10,0", "2,77,0", "3,31,0", "4,abc,1")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
+// TestModifyColumnQueuedBehindAnother: an ALTER checked against a column
+// that an earlier job of the same table changes before it runs is
+// refused when it runs instead of trusting the old definition: 1412 for a
+// metadata-only change of a column since rewritten, 1235 for a rewrite of
+// a column since indexed.
+func TestModifyColumnQueuedBehindAnother(t *testing.T) {
+	s := testserver.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 100), (2, 20, 200)")
+	queue := func(q string, after int64) (jobRow, chan error) {
+		done := make(chan error, 1)
+		go func() { _, err := db.Exec(q); done <- err }()
+		j := waitJob(t, db, func(x jobRow) bool { return x.id > after }, "queued after job "+fmt.Sprint(after))
+		return j, done
+	}
+
+	// The refused ALTER's connection then reads the table as it is now.
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expectRows(t, c, "SELECT v FROM t ORDER BY id", "10", "20")
+	j1, done1 := stallModify(t, db, "ALTER TABLE t MODIFY v VARCHAR(12)")
+	done2 := make(chan error, 1)
+	go func() { _, err := c.ExecContext(ctx, "ALTER TABLE t MODIFY v BIGINT COMMENT 'stale'"); done2 <- err }()
+	waitJob(t, db, func(x jobRow) bool { return x.id > j1.id }, "queued after the first")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	if err := <-done1; err != nil {
+		t.Fatal(err)
+	}
+	expectErr(t, <-done2, 1412, "Table definition has changed")
+	expectRows(t, c, "SELECT v FROM t ORDER BY id", "10", "20")
+
+	j3, done3 := stallModify(t, db, "ALTER TABLE t MODIFY w VARCHAR(10)")
+	j4, done4 := queue("ALTER TABLE t ADD INDEX iv (v)", j3.id)
+	_, done5 := queue("ALTER TABLE t MODIFY v VARCHAR(4)", j4.id)
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	if err := <-done3; err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(t, db, "SELECT w FROM t ORDER BY id"); strings.Join(got, " ") != "100 200" {
+		t.Fatalf("w after job %d: %q; jobs %+v", j3.id, got, showJobs(t, db))
+	}
+	if err := <-done4; err != nil {
+		t.Fatal(err)
+	}
+	expectErr(t, <-done5, 1235, "which index iv contains")
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,10,100", "2,20,200")
+	if !strings.Contains(showCreate(t, db, "t"), "`v` varchar(12)") {
+		t.Fatalf("v:\n%s", showCreate(t, db, "t"))
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
