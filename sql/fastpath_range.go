@@ -96,7 +96,7 @@ func (n *rangeSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 	if err := it.Close(ctx); err != nil {
 		return nil, err
 	}
-	if fs.orderPos >= 0 {
+	if fs.orderPos >= 0 && !sortByString(rows, fs.orderPos, fs.sch[fs.orderPos].Type, fs.desc) {
 		col := fs.sch[fs.orderPos]
 		order := gms.Ascending
 		if fs.desc {
