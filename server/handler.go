@@ -46,6 +46,7 @@ func (h *handler) done(c *mysql.Conn, query string, err error) error {
 		result = "error"
 	}
 	h.s.stmts.WithLabelValues(statementType(query), result).Inc()
+	h.afterStatement(c, query)
 	if err == nil {
 		return nil
 	}
@@ -188,6 +189,10 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if err = h.precheck(c, query); err != nil {
 		return h.done(c, query, err)
 	}
+	txnOnce, err := h.txnOnceBefore(c, query)
+	if err != nil {
+		return h.done(c, query, err)
+	}
 	if q, noop := h.ifExists(c, query); noop {
 		return h.done(c, query, cb(&sqltypes.Result{}, false))
 	} else {
@@ -211,6 +216,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}))
 	if err == nil {
 		h.afterKill(query)
+		if txnOnce != nil {
+			txnOnce()
+		}
 	}
 	return h.done(c, query, err)
 }
@@ -256,6 +264,10 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if err = h.precheck(c, first); err != nil {
 		return "", h.done(c, first, err)
 	}
+	txnOnce, err := h.txnOnceBefore(c, first)
+	if err != nil {
+		return "", h.done(c, first, err)
+	}
 	if q, noop := h.ifExists(c, query); noop {
 		return "", h.done(c, query, h.spool(c, query, cb)(&sqltypes.Result{}, false))
 	} else {
@@ -298,6 +310,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	if err == nil {
 		h.afterKill(stmt)
+		if txnOnce != nil {
+			txnOnce()
+		}
 	}
 	return rest, h.done(c, stmt, err)
 }

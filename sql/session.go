@@ -3,6 +3,7 @@ package sql
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,7 +65,64 @@ type Session struct {
 	killed atomic.Bool
 	curMu  sync.Mutex // guards cur against Interrupt, which runs on another goroutine
 	temps  tempTables // temptable.go
+	// once holds the transaction characteristics a SET TRANSACTION
+	// without GLOBAL or SESSION replaced for the next transaction only.
+	once map[string]any
 }
+
+// SetTransactionOnce records the session's transaction characteristics
+// from before a SET TRANSACTION without a scope, which sets those of the
+// next transaction only (EndTransactionOnce brings them back).
+func (s *Session) SetTransactionOnce(prev map[string]any) {
+	if s.once == nil {
+		s.once = prev
+	}
+}
+
+// EndTransactionOnce brings back the characteristics SetTransactionOnce
+// recorded; the caller calls it once the next transaction has ended.
+func (s *Session) EndTransactionOnce(ctx *gms.Context) {
+	for k, v := range s.once {
+		if err := s.SetSessionVariable(ctx, k, v); err != nil {
+			s.e.log.Warn("restoring a transaction characteristic", "var", k, "err", err)
+		}
+	}
+	s.once = nil
+}
+
+// readOnlyByDefault says whether transaction_read_only makes a
+// transaction read-only that its statement does not declare READ WRITE
+// (go-mysql-server starts every transaction read-write unless told
+// READ ONLY).
+func (s *Session) readOnlyByDefault(ctx *gms.Context) bool {
+	v, err := s.GetSessionVariable(ctx, "transaction_read_only")
+	if err != nil || !truthyVar(v) {
+		return false
+	}
+	return !reReadWrite.MatchString(ctx.Query())
+}
+
+var reReadWrite = regexp.MustCompile(`(?is)^\s*START\s+TRANSACTION\b.*\bREAD\s+WRITE\b`)
+
+func truthyVar(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case int8:
+		return x != 0
+	case int64:
+		return x != 0
+	case int:
+		return x != 0
+	case string:
+		return x == "1" || strings.EqualFold(x, "ON")
+	}
+	return false
+}
+
+// TransactionOncePending says whether SetTransactionOnce's values wait to
+// come back.
+func (s *Session) TransactionOncePending() bool { return s.once != nil }
 
 var (
 	_ gms.TransactionSession    = (*Session)(nil)
@@ -232,7 +290,7 @@ func (s *Session) StartTransaction(ctx *gms.Context, tc gms.TransactionCharacter
 		return nil, ErrInterrupted()
 	}
 	s.e.metrics.txnStarted()
-	t := &Transaction{e: s.e, readOnly: tc == gms.ReadOnly}
+	t := &Transaction{e: s.e, readOnly: tc == gms.ReadOnly || s.readOnlyByDefault(ctx)}
 	s.e.track(t, fmt.Sprintf("connection %d", s.ID()))
 	s.setCur(t)
 	if s.killed.Load() {
