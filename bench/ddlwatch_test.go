@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // The progress query reads ReorgDB's ddl_jobs: after a build, its own job
 // (newer than the mark) is all done; an older mark sees nothing newer.
 func TestDDLProgressOnReorgDB(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	ctx := context.Background()
 	cfg := &Config{Database: "sb", Threads: 1, LoadThreads: 1}
 	tg, err := connect(ctx, "root:@tcp("+s.Addr()+")/", cfg)

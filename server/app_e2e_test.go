@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestApplicationSchemaEndToEnd loads an application's schema and data as
@@ -30,7 +30,7 @@ func TestApplicationSchemaEndToEnd(t *testing.T) {
 		}
 		t.Skip("the mariadb client is not installed (apt-get install mariadb-client)")
 	}
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("shop")
 	host, port, _ := net.SplitHostPort(s.Addr())
 	load := exec.Command(client, "-h"+host, "-P"+port, "-uroot", "shop")

@@ -11,14 +11,14 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestAccessDenied: bad credentials get MySQL's 1045 with the user, host
 // and whether a password was given, for an unknown user as for a known
 // one, over mysql_native_password and caching_sha2_password.
 func TestAccessDenied(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("")
 	if _, err := db.Exec("CREATE USER 'app'@'%' IDENTIFIED BY 'secret'"); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestAccessDenied(t *testing.T) {
 // malformed packet for an unknown user, prints MySQL's 1045.
 func TestAccessDeniedCLI(t *testing.T) {
 	client := mariadbPath(t)
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	host, port, _ := net.SplitHostPort(s.Addr())
 	for _, c := range []struct{ args, want string }{
 		{"-unobody", "ERROR 1045 (28000): Access denied for user 'nobody'@'localhost' (using password: NO)"},

@@ -9,13 +9,13 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestErrorCodes: malformed statements get MySQL 8's error code, SQLSTATE
 // and text. Statements run in order on one connection.
 func TestErrorCodes(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("")
 	ctx := context.Background()
 	conn, err := db.Conn(ctx)

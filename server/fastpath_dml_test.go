@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // execArgs runs prepared statement id with parameters sent as a client
@@ -104,14 +104,14 @@ func textRows(rc *rawConn, q string) string {
 // data: on db "fa" with the fast path on, on db "sl" with it off.
 type dmlPair struct {
 	t        *testing.T
-	s        *testserver.Server
+	s        *servertest.Server
 	fast     *rawConn
 	slow     *rawConn
 	fastStmt map[string]uint32
 	slowStmt map[string]uint32
 }
 
-func newDMLPair(t *testing.T, s *testserver.Server, caps uint32, setup ...string) *dmlPair {
+func newDMLPair(t *testing.T, s *servertest.Server, caps uint32, setup ...string) *dmlPair {
 	root := dialRaw(t, s.Addr(), "")
 	root.mustQuery("CREATE DATABASE IF NOT EXISTS fa")
 	root.mustQuery("CREATE DATABASE IF NOT EXISTS sl")
@@ -209,7 +209,7 @@ const dmlRows = `INSERT INTO t VALUES (1, 10, 'one', 'p1', 1), (2, 20, 'two', NU
 // explicit transactions; shapes and values outside the fast path's reach
 // go to go-mysql-server.
 func TestFastPathWrites(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
 	const (
 		incr    = "UPDATE t SET k=k+1 WHERE id=?"
@@ -431,7 +431,7 @@ func TestFastPathWritesFoundRows(t *testing.T) {
 		caps               uint32
 		changed, unchanged uint64
 	}{{0, 1, 0}, {2 /* CLIENT_FOUND_ROWS */, 1, 1}} {
-		s := testserver.Start(t)
+		s := servertest.Start(t)
 		p := newDMLPair(t, s, c.caps, dmlTable, dmlRows)
 		for i, want := range []uint64{c.changed, c.unchanged} {
 			o, hit := p.exec("UPDATE t SET c=? WHERE id=?", "uno", 1)
@@ -450,7 +450,7 @@ func TestFastPathWritesFoundRows(t *testing.T) {
 // TestFastPathWritesPrivileges: a user without the write privilege gets
 // go-mysql-server's refusal; one with it is served.
 func TestFastPathWritesPrivileges(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("fp")
 	for _, q := range []string{
 		`CREATE TABLE t (id INT PRIMARY KEY, k INT)`,
@@ -540,7 +540,7 @@ func TestFastPathWritesPrivileges(t *testing.T) {
 // in step (the editor maintains the indexes by their state), and each
 // row ends as its writer left it.
 func TestFastPathWritesConcurrentAddIndex(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("fp")
 	if _, err := db.Exec(`CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(30) NOT NULL, pad CHAR(10))`); err != nil {
 		t.Fatal(err)
@@ -694,7 +694,7 @@ func TestFastPathWritesConcurrentAddIndex(t *testing.T) {
 // TestFastPathSelectCounters: the selects of the fast path leave the
 // session's status counters as go-mysql-server's plans do.
 func TestFastPathSelectCounters(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
 	for _, c := range []struct {
 		q    string

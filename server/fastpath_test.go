@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // result is what a client sees of one execution.
@@ -67,7 +67,7 @@ func collect(rows *sql.Rows, err error) result {
 // both runs a prepared statement with the fast path on and then off and
 // fails unless the client sees the same; it returns the result and
 // whether the fast path served the first execution.
-func both(t *testing.T, s *testserver.Server, st *sql.Stmt, args ...any) (result, bool) {
+func both(t *testing.T, s *servertest.Server, st *sql.Stmt, args ...any) (result, bool) {
 	t.Helper()
 	h0 := s.FastPathHits()
 	fast := collect(st.Query(args...))
@@ -82,7 +82,7 @@ func both(t *testing.T, s *testserver.Server, st *sql.Stmt, args ...any) (result
 }
 
 func TestFastPathPointSelect(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("fp")
 	db.SetMaxOpenConns(1)
 	for _, q := range []string{
@@ -163,7 +163,7 @@ func TestFastPathPointSelect(t *testing.T) {
 // TestFastPathSchemaAndSessions: the fast path follows schema changes,
 // the current database, sql_select_limit, transactions and privileges.
 func TestFastPathSchemaAndSessions(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("fp")
 	other := s.DB("fp2")
 	for _, q := range []string{
@@ -298,7 +298,7 @@ func TestFastPathSchemaAndSessions(t *testing.T) {
 // TestFastPathPrivileges: a user without SELECT on the table is refused
 // as on the slow path.
 func TestFastPathPrivileges(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("fp")
 	for _, q := range []string{
 		`CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(20))`,
@@ -335,7 +335,7 @@ func TestFastPathPrivileges(t *testing.T) {
 // TestFastPathConcurrentAddIndex: point selects through the fast path
 // stay correct while an index is added and while rows change.
 func TestFastPathConcurrentAddIndex(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("fp")
 	if _, err := db.Exec(`CREATE TABLE t (id INT PRIMARY KEY, k INT, c VARCHAR(20))`); err != nil {
 		t.Fatal(err)
@@ -412,7 +412,7 @@ func TestFastPathConcurrentAddIndex(t *testing.T) {
 // with go-mysql-server's answers, with collation ties, NULLs and results
 // longer than one batch.
 func TestFastPathRanges(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("fp")
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(`CREATE TABLE t (id INT PRIMARY KEY, k INT, c VARCHAR(20), b VARCHAR(20) COLLATE utf8mb4_bin, u TINYINT UNSIGNED, n BIGINT, big BIGINT UNSIGNED, KEY k_idx (k))`); err != nil {

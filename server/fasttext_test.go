@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // rawResponse sends q as COM_QUERY and returns every packet of the
@@ -76,7 +76,7 @@ func (p *dmlPair) text(q string) ([]byte, bool) {
 // whose meaning a bind variable would not carry exactly, and statements
 // the fast path does not serve, go to go-mysql-server.
 func TestFastPathText(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
 	type step struct {
 		q   string
@@ -219,7 +219,7 @@ func TestFastPathText(t *testing.T) {
 // TestFastPathTextInterpolated: go-sql-driver with interpolateParams
 // sends its statements as text, which the fast path serves.
 func TestFastPathTextInterpolated(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	s.DB("ip").Close()
 	db, err := sql.Open("mysql", strings.Replace(s.DSN("ip"), "interpolateParams=false", "interpolateParams=true", 1))
 	if err != nil {
@@ -272,7 +272,7 @@ func TestFastPathTextInterpolated(t *testing.T) {
 // TestKillFastText: KILL QUERY stops a text statement the fast path
 // serves (here one waiting for a row lock) with 1317, as it stops any.
 func TestKillFastText(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestKillFastText(t *testing.T) {
 // TestFastPathTextMultiStatements: a client that may send several
 // statements in one COM_QUERY gets the fast path for a text holding one.
 func TestFastPathTextMultiStatements(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	const clientMultiStatements = 1 << 16
 	p := newDMLPair(t, s, clientMultiStatements, dmlTable, dmlRows)
 	for _, st := range []struct {
@@ -338,7 +338,7 @@ func TestFastPathTextMultiStatements(t *testing.T) {
 // parsing, answer as go-mysql-server does, including values that a SELECT's
 // normalization would have shared in one variable.
 func TestFastPathTextShapes(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
 	h0 := s.TextShapeHits()
 	for _, q := range []string{

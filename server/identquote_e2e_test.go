@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestNonASCIIIdentifiers: unquoted identifiers with characters beyond
 // ASCII, as MySQL accepts them, in text and prepared statements.
 func TestNonASCIIIdentifiers(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	db.SetMaxOpenConns(1)
 	for _, q := range []string{

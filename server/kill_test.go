@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // hugeIn is a SELECT with an IN list of n values on the primary key,
@@ -122,7 +122,7 @@ func within(t *testing.T, what string, ch <-chan error) error {
 // go-mysql-server spends minutes analysing, within a second or so, with
 // 1317; the server stays usable.
 func TestKillHugeStatements(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestKillHugeStatements(t *testing.T) {
 // TestMaxAllowedPacketFunctions: SPACE, REPEAT, LPAD and RPAD return NULL
 // with warning 1301 instead of a result longer than max_allowed_packet.
 func TestMaxAllowedPacketFunctions(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	c := conn(t, db)
 	ctx := context.Background()
@@ -241,7 +241,7 @@ func TestMaxAllowedPacketFunctions(t *testing.T) {
 // TestMaxExecutionTime: the session variable and the optimizer hint stop
 // a SELECT with 3024; other statements and a 0 limit are not affected.
 func TestMaxExecutionTime(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	c := conn(t, db)
 	ctx := context.Background()
@@ -320,7 +320,7 @@ func TestMaxExecutionTime(t *testing.T) {
 // makes ALTER TABLE wait; KILL of its connection releases the lock and
 // the ALTER completes. The same for a client that disconnects.
 func TestKillReleasesMetadataLock(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	for _, q := range []string{"CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 1), (2, 2)"} {
 		if _, err := db.Exec(q); err != nil {
@@ -379,7 +379,7 @@ func TestKillReleasesMetadataLock(t *testing.T) {
 // statement runs has the statement stopped and its transaction and
 // metadata lock released.
 func TestDisconnectCancelsStatement(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)
@@ -413,7 +413,7 @@ func TestDisconnectCancelsStatement(t *testing.T) {
 // TestKillQueryInTransaction: KILL QUERY ends the statement with 1317 but,
 // as in MySQL, not the transaction around it.
 func TestKillQueryInTransaction(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)
@@ -444,7 +444,7 @@ func TestKillQueryInTransaction(t *testing.T) {
 // TestKillPreparedExecution: KILL QUERY stops the execution of a
 // prepared statement that go-mysql-server analyses for long.
 func TestKillPreparedExecution(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)"); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
 	"github.com/reorgdb/reorgdb/server"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 func isMySQLError(err error, code uint16, msg string) bool {
@@ -26,7 +26,7 @@ func isMySQLError(err error, code uint16, msg string) bool {
 // and a fifth connection gets 1040 whoever it is; a slot freed is usable
 // again, and SET GLOBAL max_connections moves the limit at once.
 func TestMaxConnections(t *testing.T) {
-	s := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 3 })
+	s := servertest.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 3 })
 	root := s.DB("d")
 	resetGlobals(t, s, "max_connections = 151")
 	root.SetMaxOpenConns(1)
@@ -117,7 +117,7 @@ func TestMaxConnections(t *testing.T) {
 // TestConnectTimeout: a socket that never answers the greeting is closed
 // after connect_timeout seconds, and its slot is given back.
 func TestConnectTimeout(t *testing.T) {
-	s := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 2 })
+	s := servertest.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 2 })
 	root := s.DB("")
 	resetGlobals(t, s, "max_connections = 151", "connect_timeout = 10")
 	root.SetMaxOpenConns(1)
@@ -167,7 +167,7 @@ func TestConnectTimeout(t *testing.T) {
 
 // resetGlobals sets global variables back when the test ends: they are
 // the process's, shared by the servers of later tests.
-func resetGlobals(t *testing.T, s *testserver.Server, assignments ...string) {
+func resetGlobals(t *testing.T, s *servertest.Server, assignments ...string) {
 	t.Cleanup(func() {
 		db, err := sql.Open("mysql", s.DSN(""))
 		if err != nil {
@@ -198,7 +198,7 @@ func resetGlobals(t *testing.T, s *testserver.Server, assignments ...string) {
 // connection refused in place of the greeting.
 func TestTooManyConnectionsCLI(t *testing.T) {
 	client := mariadbPath(t)
-	s := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 1 })
+	s := servertest.StartConfig(t, t.TempDir(), func(c *server.Config) { c.MaxConnections = 1 })
 	resetGlobals(t, s, "max_connections = 151")
 	var idle []net.Conn
 	for i := 0; i < 2; i++ {

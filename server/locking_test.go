@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 func mustExec(t *testing.T, c *sql.Conn, qs ...string) {
@@ -49,8 +49,8 @@ func value(t *testing.T, db *sql.DB, q string) int {
 	return v
 }
 
-func lockingServer(t *testing.T) (*testserver.Server, *sql.DB) {
-	s := testserver.Start(t)
+func lockingServer(t *testing.T) (*servertest.Server, *sql.DB) {
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY, v INT, u INT, KEY (v), UNIQUE KEY (u))"); err != nil {
 		t.Fatal(err)

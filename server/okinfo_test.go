@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestOKInfo: the info string of an OK packet is length-encoded, as MySQL
@@ -15,7 +15,7 @@ import (
 // go-mysql-server or the fast path, and the mariadb client prints it (it
 // failed with "malformed packet" on a short one).
 func TestOKInfo(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	if _, err := s.DB("d").Exec("CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(10))"); err != nil {
 		t.Fatal(err)
 	}

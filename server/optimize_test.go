@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestOptimizeTable: OPTIMIZE TABLE answers with MySQL's result set and
@@ -21,7 +21,7 @@ import (
 // indexes as they were; a missing table gets MySQL's two rows, an
 // unqualified name without a database 1046, and read_only 1290.
 func TestOptimizeTable(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	db.SetMaxOpenConns(1)
 	resetGlobals(t, s, "read_only = OFF")
@@ -124,7 +124,7 @@ func TestOptimizeTable(t *testing.T) {
 // same statement) prints OPTIMIZE TABLE's result set.
 func TestOptimizeTableCLI(t *testing.T) {
 	client := mariadbPath(t)
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	if _, err := s.DB("d").Exec("CREATE TABLE t (id int primary key)"); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func isMySQLErrorCode(err error, code uint16) bool {
 // OK (go-mysql-server's statistics used to divide by zero there), and
 // names the table db.table as MySQL does.
 func TestAnalyzeEmptyTable(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec("CREATE TABLE t (id int primary key, v int, key v_idx (v))"); err != nil {

@@ -9,8 +9,8 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
 	"github.com/reorgdb/reorgdb/server"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestSetPersist: SET PERSIST sets a variable and keeps it across a
@@ -29,7 +29,7 @@ func TestSetPersist(t *testing.T) {
 			gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{sv})
 		}
 	})
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("")
 	db.SetMaxOpenConns(1)
 	defaults := []string{"max_connections = 151", "tidb_ddl_reorg_batch_size = 256", "tidb_ddl_enable_fast_reorg = ON", "connect_timeout = 10"}
@@ -131,7 +131,7 @@ func TestSetPersist(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := testserver.StartConfig(t, dir, func(c *server.Config) { c.MaxConnections = 50 })
+	s2 := servertest.StartConfig(t, dir, func(c *server.Config) { c.MaxConnections = 50 })
 	db2 := s2.DB("")
 	db2.SetMaxOpenConns(1)
 	if m, b, f, c := globals(db2); m != 100 || b != 512 || f != 0 || c != 10 {
@@ -156,7 +156,7 @@ func TestSetPersist(t *testing.T) {
 	if err := s2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s3 := testserver.StartDir(t, dir)
+	s3 := servertest.StartDir(t, dir)
 	if m, b, f, _ := globals(s3.DB("")); m != 151 || b != 256 || f != 1 {
 		t.Errorf("after RESET PERSIST and a restart: max_connections %d, batch %d, fast_reorg %d; want the defaults", m, b, f)
 	}

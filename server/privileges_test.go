@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestPrivilegeErrors: what an account may not do is refused with MySQL's
 // codes: 1142 for a table, 1044 for a database, 1227 for an
 // administrative statement.
 func TestPrivilegeErrors(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	root := s.DB("d")
 	for _, q := range []string{
 		"CREATE TABLE t (id INT PRIMARY KEY)", "CREATE DATABASE other",
@@ -56,7 +56,7 @@ func TestPrivilegeErrors(t *testing.T) {
 // into kv at startup.
 func TestAccountsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	root := s.DB("d")
 	for _, q := range []string{
 		"CREATE TABLE t (id INT PRIMARY KEY)",
@@ -71,8 +71,8 @@ func TestAccountsSurviveRestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "mysql_users.db")); !os.IsNotExist(err) {
 		t.Fatalf("accounts written to a file beside kv: %v", err)
 	}
-	s = testserver.StartDir(t, dir)
-	checkKeep := func(s *testserver.Server) {
+	s = servertest.StartDir(t, dir)
+	checkKeep := func(s *servertest.Server) {
 		t.Helper()
 		keep, err := sql.Open("mysql", "keep:pw@tcp("+s.Addr()+")/d")
 		if err != nil {
@@ -101,13 +101,13 @@ func TestAccountsSurviveRestart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir2, "mysql_users.db"), blob, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s2 := testserver.StartDir(t, dir2)
+	s2 := servertest.StartDir(t, dir2)
 	if _, err := os.Stat(filepath.Join(dir2, "mysql_users.db")); !os.IsNotExist(err) {
 		t.Fatalf("legacy accounts file left: %v", err)
 	}
 	s2.DB("d").Exec("CREATE TABLE t (id INT PRIMARY KEY)")
 	checkKeep(s2)
 	s2.Close()
-	s2 = testserver.StartDir(t, dir2)
+	s2 = servertest.StartDir(t, dir2)
 	checkKeep(s2)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 func wantErr(t *testing.T, what string, r rawResult, code uint16, msg string) {
@@ -28,7 +28,7 @@ func wantErr(t *testing.T, what string, r rawResult, code uint16, msg string) {
 // TestFormerPanics: statements and commands that used to panic inside
 // the server now get MySQL's error or the right result.
 func TestFormerPanics(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	s.DB("d")
 	rc := dialRaw(t, s.Addr(), "d")
 	rc.mustQuery("CREATE TABLE t (id int primary key, v varchar(5))")
@@ -141,7 +141,7 @@ func TestFormerPanics(t *testing.T) {
 // run against ReorgDB: 65,535 placeholders bound to NULLs, then to empty
 // strings.
 func TestPreparedManyCols(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	const numParams = 65535
 	stmt, err := db.Prepare("SELECT ?" + strings.Repeat(",?", numParams-1))
@@ -186,7 +186,7 @@ func TestPreparedManyCols(t *testing.T) {
 // TestKill: KILL and COM_PROCESS_KILL end the connection named, and an
 // unknown id gets 1094.
 func TestKill(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	s.DB("d")
 	rc := dialRaw(t, s.Addr(), "d")
 	victim := dialRaw(t, s.Addr(), "d")
@@ -229,7 +229,7 @@ func TestKill(t *testing.T) {
 // to persist accounts); accounts now work and survive a restart.
 func TestCreateUser(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE USER 'app'@'%' IDENTIFIED BY 'secret'"); err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestCreateUser(t *testing.T) {
 	if !errors.As(err, &me) || me.Number != 1396 {
 		t.Fatalf("second CREATE USER: %v", err)
 	}
-	login := func(s *testserver.Server, pass string) error {
+	login := func(s *servertest.Server, pass string) error {
 		c, err := sql.Open("mysql", "app:"+pass+"@tcp("+s.Addr()+")/d")
 		if err != nil {
 			return err
@@ -260,7 +260,7 @@ func TestCreateUser(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := testserver.StartDir(t, dir)
+	s2 := servertest.StartDir(t, dir)
 	if err := login(s2, "secret"); err != nil {
 		t.Fatalf("login as app after restart: %v", err)
 	}
@@ -272,7 +272,7 @@ func TestCreateUser(t *testing.T) {
 // TestCursorStatus: a prepared statement executed with a read-only cursor
 // answers with the cursor flags vitess sets and the session's own.
 func TestCursorStatus(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	s.DB("d")
 	rc := dialRaw(t, s.Addr(), "d")
 	rc.mustQuery("CREATE TABLE t (id int primary key)")
@@ -330,7 +330,7 @@ const sessionMask = statusInTrans | statusAutocommit | statusNoBackslash | statu
 // TestMultiStatementPrecheck: with CLIENT_MULTI_STATEMENTS, the checks
 // apply to each statement of a multi-statement query.
 func TestMultiStatementPrecheck(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	s.DB("d")
 	db, err := sql.Open("mysql", s.DSN("d")+"&multiStatements=true")
 	if err != nil {

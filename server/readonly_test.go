@@ -4,7 +4,7 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestReadOnly: with read_only on, an account without SUPER cannot write
@@ -13,7 +13,7 @@ import (
 // super_read_only on nobody writes. The two variables move together as
 // in MySQL.
 func TestReadOnly(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	root := s.DB("d")
 	resetGlobals(t, s, "super_read_only = OFF", "read_only = OFF")
 	for _, q := range []string{

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
 	"github.com/reorgdb/reorgdb/server"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestStatusFlags reads the status flags of the handshake and of the OK
 // and EOF packets through a session's life, as MySQL 8 sets them.
 func TestStatusFlags(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	s.DB("d")
 	rc := dialRaw(t, s.Addr(), "d")
 	if rc.status != statusAutocommit {
@@ -159,7 +159,7 @@ func pythonWithPyMySQL(t *testing.T) string {
 // is right.
 func TestPyMySQLRollback(t *testing.T) {
 	py := pythonWithPyMySQL(t)
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id int primary key, v varchar(10))"); err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ c.close()
 // TestNoBackslashEscapes: with the mode on (and announced), a backslash in
 // a string literal is an ordinary character, as in MySQL.
 func TestNoBackslashEscapes(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	s.DB("d")
 	rc := dialRaw(t, s.Addr(), "d")
 	if r := rc.mustQuery(`SELECT 'a\tb'`); *r.rows[0][0] != "a\tb" {
@@ -246,7 +246,7 @@ func TestNoBackslashEscapes(t *testing.T) {
 // microseconds and YEAR as a number.
 func TestPyMySQLTypes(t *testing.T) {
 	py := pythonWithPyMySQL(t)
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	for _, q := range []string{
 		"CREATE TABLE t (id int primary key, b BIT(8), dt DATETIME(6), y YEAR)",
@@ -279,7 +279,7 @@ print(repr(cur.fetchone()))
 // TestVersion: VERSION(), @@version and the handshake give one version, and
 // @@version_comment names ReorgDB.
 func TestVersion(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("")
 	var v, vv, comment string
 	if err := db.QueryRow("SELECT VERSION(), @@version, @@version_comment").Scan(&v, &vv, &comment); err != nil {

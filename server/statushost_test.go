@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
 	"github.com/reorgdb/reorgdb/server"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestStatusHost: the status port listens on loopback even when the
@@ -27,7 +27,7 @@ func TestStatusHost(t *testing.T) {
 		}
 		return string(b)
 	}
-	s := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.Host = "0.0.0.0" })
+	s := servertest.StartConfig(t, t.TempDir(), func(c *server.Config) { c.Host = "0.0.0.0" })
 	if h, _, _ := net.SplitHostPort(s.Addr()); h == "127.0.0.1" {
 		t.Fatalf("MySQL port on %s, want every address", s.Addr())
 	}
@@ -47,7 +47,7 @@ func TestStatusHost(t *testing.T) {
 		}
 	}
 
-	s2 := testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.StatusHost = "0.0.0.0" })
+	s2 := servertest.StartConfig(t, t.TempDir(), func(c *server.Config) { c.StatusHost = "0.0.0.0" })
 	if h, _, _ := net.SplitHostPort(s2.StatusAddr()); h == "127.0.0.1" {
 		t.Fatalf("status port on %s with --status-host 0.0.0.0", s2.StatusAddr())
 	}

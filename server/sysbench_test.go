@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 func sysbenchPath(t *testing.T) string {
@@ -28,7 +28,7 @@ func sysbenchPath(t *testing.T) string {
 // then oltp_read_write at 4 threads, then checks the data.
 func TestSysbenchOLTPReadWrite(t *testing.T) {
 	bin := sysbenchPath(t)
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("sbtest")
 	host, port, _ := net.SplitHostPort(s.Addr())
 	args := []string{"oltp_read_write", "--db-driver=mysql", "--mysql-host=" + host, "--mysql-port=" + port,

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestTableRowsEstimate: information_schema.tables gives a small table's
 // exact row count and a large one's estimate (after a flush, when Pebble
 // knows the sizes) within 30%, with data and index lengths.
 func TestTableRowsEstimate(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	for _, q := range []string{
 		"CREATE TABLE small (id int primary key, v int)",

@@ -11,8 +11,8 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
-	"github.com/reorgdb/reorgdb/internal/testserver"
 	"github.com/reorgdb/reorgdb/kv"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // tempConn is one pinned connection of a test.
@@ -127,7 +127,7 @@ func tempKeys(t *testing.T, store *kv.Store) int {
 // SELECT and LIKE, joins with ordinary tables, and goes with DROP
 // [TEMPORARY] TABLE; errors are MySQL's.
 func TestTemporaryTables(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	a, b := pinConn(t, db), pinConn(t, db)
 	a.exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))",
@@ -212,7 +212,7 @@ func TestTemporaryTables(t *testing.T) {
 // table a temporary table shadows does not fire for it, and read_only
 // lets an account without SUPER write temporary tables only.
 func TestTemporaryTableObjects(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	resetGlobals(t, s, "super_read_only = OFF", "read_only = OFF")
 	db := s.DB("d")
 	a := pinConn(t, db)
@@ -255,7 +255,7 @@ func TestTemporaryTableObjects(t *testing.T) {
 // undone by ROLLBACK, and CREATE / DROP TEMPORARY TABLE leave the
 // transaction open, as in MySQL; a READ ONLY transaction may write one.
 func TestTemporaryTableTransactions(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	a := pinConn(t, s.DB("d"))
 	a.exec("CREATE TABLE p (id INT PRIMARY KEY)",
 		"CREATE TEMPORARY TABLE tt (id INT PRIMARY KEY, v INT, KEY v_idx (v))",
@@ -287,7 +287,7 @@ func TestTemporaryTableTransactions(t *testing.T) {
 // also when they were prepared before it existed, and the table again once
 // it is dropped.
 func TestTemporaryTableFastPath(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	a, b := pinConn(t, db), pinConn(t, db)
 	a.exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 100), (2, 200)")
@@ -356,7 +356,7 @@ func TestTemporaryTableFastPath(t *testing.T) {
 // TestTemporaryTableSessionEnd: a session's temporary tables and every key
 // they had go when its connection is closed or killed.
 func TestTemporaryTableSessionEnd(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	store := s.Engine().Store()
 	s.DB("d")
 	for _, end := range []string{"close", "kill"} {
@@ -401,7 +401,7 @@ func TestTemporaryTableSessionEnd(t *testing.T) {
 // table does not see it.
 func TestTemporaryTableRestart(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	a := pinConn(t, s.DB("d"))
 	a.exec("CREATE TEMPORARY TABLE tt (id INT PRIMARY KEY, v INT, KEY (v))", "INSERT INTO tt VALUES (1, 1), (2, 2)")
 	// Keep what a crash would leave: the keys as they are now.
@@ -436,7 +436,7 @@ func TestTemporaryTableRestart(t *testing.T) {
 	}
 	store.Close()
 
-	s2 := testserver.StartDir(t, dir)
+	s2 := servertest.StartDir(t, dir)
 	if n := tempKeys(t, s2.Engine().Store()); n != 0 {
 		t.Fatalf("%d keys of temporary tables left after a restart", n)
 	}
@@ -452,7 +452,7 @@ func TestTemporaryTableRestart(t *testing.T) {
 // table privilege, through the fast path too; other tables still need
 // theirs.
 func TestTemporaryTablePrivileges(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	root := pinConn(t, s.DB("d"))
 	root.exec("CREATE TABLE t (id INT PRIMARY KEY)",
 		"CREATE USER 'tmp'@'%' IDENTIFIED BY 'pw'", "GRANT CREATE TEMPORARY TABLES ON d.* TO 'tmp'@'%'",

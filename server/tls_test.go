@@ -22,8 +22,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
 	"github.com/reorgdb/reorgdb/server"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 var tlsConfigs atomic.Int64
@@ -74,7 +74,7 @@ func sessionStatus(t *testing.T, db *sql.DB, name string) string {
 // statements that the server rewrites on their way in behave the same
 // over TLS.
 func TestTLS(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	for _, f := range []string{"ca-key.pem", "server-key.pem"} {
 		st, err := os.Stat(filepath.Join(s.Dir, f))
 		if err != nil || st.Mode().Perm() != 0o600 {
@@ -128,14 +128,14 @@ func TestTLS(t *testing.T) {
 // by the next start.
 func TestTLSCertificatesReused(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	before, err := os.ReadFile(filepath.Join(dir, "server-cert.pem"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	caBefore, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
 	s.Close()
-	s = testserver.StartDir(t, dir)
+	s = servertest.StartDir(t, dir)
 	after, _ := os.ReadFile(filepath.Join(dir, "server-cert.pem"))
 	caAfter, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
 	if !bytes.Equal(before, after) || !bytes.Equal(caBefore, caAfter) {
@@ -150,9 +150,9 @@ func TestTLSCertificatesReused(t *testing.T) {
 // TestTLSCertificateFlags: --ssl-cert and --ssl-key are used instead of
 // generated files, and are required together.
 func TestTLSCertificateFlags(t *testing.T) {
-	certs := testserver.Start(t).Dir // a directory with generated files
+	certs := servertest.Start(t).Dir // a directory with generated files
 	dir := t.TempDir()
-	s := testserver.StartConfig(t, dir, func(c *server.Config) {
+	s := servertest.StartConfig(t, dir, func(c *server.Config) {
 		c.SSLCert = filepath.Join(certs, "server-cert.pem")
 		c.SSLKey = filepath.Join(certs, "server-key.pem")
 		c.SSLCA = filepath.Join(certs, "ca.pem")
@@ -179,7 +179,7 @@ func TestTLSCertificateFlags(t *testing.T) {
 // GLOBAL, or the flag) a login without TLS gets MySQL's 3159, one with
 // TLS succeeds, and turning it OFF lets plain logins in again.
 func TestRequireSecureTransport(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	root := s.DB("")
 	if _, err := root.Exec("SET GLOBAL require_secure_transport = ON"); err != nil {
 		t.Fatal(err)
@@ -199,7 +199,7 @@ func TestRequireSecureTransport(t *testing.T) {
 	}
 	s.Close()
 
-	s = testserver.StartConfig(t, t.TempDir(), func(c *server.Config) { c.RequireSecureTransport = true })
+	s = servertest.StartConfig(t, t.TempDir(), func(c *server.Config) { c.RequireSecureTransport = true })
 	checkInsecureRefused(t, s.DSN(""), want)
 	if err := openDSN(t, "root:@tcp("+s.Addr()+")/?tls=skip-verify").Ping(); err != nil {
 		t.Errorf("TLS login with --require-secure-transport: %v", err)
@@ -220,7 +220,7 @@ func checkInsecureRefused(t *testing.T, dsn, want string) {
 // over TLS only), with a wrong password it gets 1045, and without TLS it
 // still gets 1045.
 func TestCachingSha2OverTLS(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	if _, err := s.DB("").Exec("CREATE USER 'sha'@'%' IDENTIFIED WITH caching_sha2_password BY 'pw'"); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestCachingSha2OverTLS(t *testing.T) {
 // require_secure_transport is ON.
 func TestTLSMariadbCLI(t *testing.T) {
 	client := mariadbPath(t)
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	host, port, _ := net.SplitHostPort(s.Addr())
 	ca := filepath.Join(s.Dir, "ca.pem")
 	run := func(args ...string) (string, error) {
@@ -273,7 +273,7 @@ func TestTLSMariadbCLI(t *testing.T) {
 // goes away while its statement runs, as it does a plain one, and the
 // statement stops; KILL QUERY stops a TLS client's statement with 1317.
 func TestTLSDisconnectCancelsStatement(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	admin := s.DB("")
 	db := openDSN(t, "root:@tcp("+s.Addr()+")/?tls=skip-verify")
 	run := func(ctx context.Context) (*sql.Conn, int64, chan error) {
@@ -330,7 +330,7 @@ func TestTLSDisconnectCancelsStatement(t *testing.T) {
 // rather than creating an account that does not require TLS; REQUIRE
 // NONE, which asks for nothing, is accepted.
 func TestRequireSSLAccountRefused(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("")
 	for _, q := range []string{
 		"CREATE USER 'r1'@'%' IDENTIFIED BY 'pw' REQUIRE SSL",
@@ -356,7 +356,7 @@ func TestRequireSSLAccountRefused(t *testing.T) {
 // client that asks for TLS and then sends nothing is closed after
 // connect_timeout, as one that never answers the greeting.
 func TestTLSHandshakeTimeout(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	root := s.DB("")
 	resetGlobals(t, s, "connect_timeout = 10")
 	if _, err := root.Exec("SET GLOBAL connect_timeout = 2"); err != nil {

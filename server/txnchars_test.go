@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestSetTransactionOnce: SET TRANSACTION without GLOBAL or SESSION sets
@@ -13,7 +13,7 @@ import (
 // lasts, and a read-only session's transactions refuse writes (1792)
 // unless started READ WRITE.
 func TestSetTransactionOnce(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	if _, err := db.Exec("CREATE TABLE t (id INT PRIMARY KEY)"); err != nil {
 		t.Fatal(err)

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // typesDB is a connection to database d that returns temporal values as
 // the text MySQL sends (parseTime=false), in whichever protocol.
-func typesDB(t *testing.T, s *testserver.Server) *sql.DB {
+func typesDB(t *testing.T, s *servertest.Server) *sql.DB {
 	t.Helper()
 	s.DB("d").Close()
 	db, err := sql.Open("mysql", strings.Replace(s.DSN("d"), "parseTime=true", "parseTime=false", 1))
@@ -44,7 +44,7 @@ var typesRows = []struct {
 // read back as on MySQL 8 in the text and the binary protocol, with
 // MySQL's column types, and SHOW CREATE TABLE loads back.
 func TestTypesOnTheWire(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := typesDB(t, s)
 	execT(t, db, typesTable)
 	for _, r := range typesRows {
@@ -142,7 +142,7 @@ func checkTypesRow(t *testing.T, proto string, db *sql.DB, want []string, query 
 // TestTimeIndex: a TIME(n) column is indexed online, and a range scan of
 // the index returns its values in order, negative ones first.
 func TestTimeIndex(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := typesDB(t, s)
 	db.SetMaxOpenConns(1) // one session, for its sql_mode
 	execT(t, db, "CREATE TABLE ti (id int PRIMARY KEY, a time(2))")
@@ -159,7 +159,7 @@ func TestTimeIndex(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = testserver.StartDir(t, s.Dir)
+	s = servertest.StartDir(t, s.Dir)
 	db = typesDB(t, s)
 	db.SetMaxOpenConns(1)
 	if got := queryPairs(t, db, q); !reflect.DeepEqual(got, want) {
@@ -194,7 +194,7 @@ func TestTimeIndex(t *testing.T) {
 // with its digits.
 func TestTypesMariadbClient(t *testing.T) {
 	client := mariadbPath(t)
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := typesDB(t, s)
 	execT(t, db, typesTable)
 	execT(t, db, "INSERT INTO tt VALUES "+typesRows[0].insert)
@@ -261,7 +261,7 @@ func queryPairs(t *testing.T, db *sql.DB, q string) []string {
 // TestYearAndTimeErrors: values YEAR and TIME cannot hold get MySQL's
 // errors in strict mode, and two-digit years map as MySQL maps them.
 func TestYearAndTimeErrors(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := typesDB(t, s)
 	execT(t, db, "CREATE TABLE ye (id int PRIMARY KEY, y year, t time(2))")
 	execT(t, db, "INSERT INTO ye VALUES (1, '0', NULL), (2, '00', NULL), (3, 0, NULL), (4, '99', NULL), (5, 1, NULL), (6, 2155, NULL)")
@@ -298,7 +298,7 @@ func TestYearAndTimeErrors(t *testing.T) {
 // manual describes (JSON_TYPE is 'NULL', IS NULL is false, it sorts
 // after SQL NULL and before every other JSON value).
 func TestJSONNull(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := typesDB(t, s)
 	execT(t, db, "CREATE TABLE jn (id int PRIMARY KEY, d json)")
 	execT(t, db, `INSERT INTO jn VALUES (1, 'null'), (2, NULL), (3, '1'), (4, '"a"')`)
@@ -329,7 +329,7 @@ func TestJSONNull(t *testing.T) {
 // wanted and into its number in arithmetic, and a UNION of two TIME
 // precisions reads the values.
 func TestTimeAsText(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := typesDB(t, s)
 	execT(t, db, "CREATE TABLE tx (id int PRIMARY KEY, a time(3), b time(6))")
 	execT(t, db, "INSERT INTO tx VALUES (1, '01:02:03.456', '-01:02:03.456')")
@@ -379,7 +379,7 @@ func checkRow(t *testing.T, db *sql.DB, query string, want []string, args ...any
 // TestTimeKey: a TIME(n) primary key, read and written through prepared
 // statements (the fast path), finds its rows by the rounded value.
 func TestTimeKey(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := typesDB(t, s)
 	execT(t, db, "CREATE TABLE tk (k time(1) PRIMARY KEY, v int, UNIQUE KEY uv (v))")
 	for i, k := range []string{"10:00:00.04", "-10:00:00.06", "00:00:00.25"} {

@@ -3,13 +3,13 @@ package server_test
 import (
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestUnsupportedIndexKinds: FULLTEXT and SPATIAL indexes are refused with
 // 1235, in CREATE TABLE (which then creates nothing) and in ALTER TABLE.
 func TestUnsupportedIndexKinds(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("d")
 	for _, q := range []string{
 		"CREATE TABLE ft (id INT PRIMARY KEY, b TEXT, FULLTEXT KEY (b))",

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestAddColumnInstant: ADD COLUMN changes only the catalog; rows written
@@ -18,7 +18,7 @@ import (
 // type's implicit default for NOT NULL), through full rows, projections,
 // index lookups and point selects; updated old rows keep their values.
 func TestAddColumnInstant(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, KEY ka (a))")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10), (2, 20), (3, NULL)")
@@ -101,7 +101,7 @@ func TestAddColumnInstant(t *testing.T) {
 // TestAddColumnOrder: FIRST and AFTER place the column in SELECT * and
 // SHOW CREATE TABLE without rewriting rows.
 func TestAddColumnOrder(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 2, 3)")
@@ -135,7 +135,7 @@ func TestAddColumnOrder(t *testing.T) {
 // position survive a restart.
 func TestAddColumnRestart(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1)")
@@ -145,7 +145,7 @@ func TestAddColumnRestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := testserver.StartDir(t, dir)
+	s2 := servertest.StartDir(t, dir)
 	db2 := s2.DB("app")
 	expectRows(t, db2, "SELECT * FROM t ORDER BY id", "old,1,1", "new,2,2")
 	mustExec(t, db2, "ALTER TABLE t ADD COLUMN d INT DEFAULT 4")
@@ -157,7 +157,7 @@ func TestAddColumnRestart(t *testing.T) {
 // while columns are added loses nothing; rows it wrote on the old schema
 // read the default, rows on the new one keep their values.
 func TestAddColumnConcurrentWriter(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL, KEY kv (v))")
 	for i := 1; i <= 200; i++ {
@@ -227,7 +227,7 @@ func sumRange(lo, hi int) int {
 // TestAddColumnErrors: what cannot be added instantly is refused, and a
 // refused statement changes nothing.
 func TestAddColumnErrors(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1)")
@@ -266,7 +266,7 @@ func TestAddColumnErrors(t *testing.T) {
 // ADMIN SHOW DDL JOBS and information_schema.ddl_jobs list, absent ->
 // public in one step, and a failed one is listed as rolled back.
 func TestAddColumnIsAJob(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1)")
@@ -341,7 +341,7 @@ func expectArgs(t *testing.T, db querier, q string, args []any, want ...string) 
 // default, and runs after a restart once the index job goes on.
 func TestAddColumnJobSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	db.SetMaxOpenConns(8)
 	loadRows(t, db, 20000)
@@ -367,7 +367,7 @@ func TestAddColumnJobSurvivesRestart(t *testing.T) {
 	}
 	// The two ALTER statements lose their connections; their jobs stay.
 
-	s2 := testserver.StartDir(t, dir)
+	s2 := servertest.StartDir(t, dir)
 	db2 := s2.DB("app")
 	mustExec(t, db2, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
 	mustExec(t, db2, "SET GLOBAL tidb_ddl_reorg_batch_size = 256")

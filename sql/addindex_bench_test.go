@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/reorgdb/reorgdb/codec"
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // BenchmarkAddIndex builds c_idx(c) on one table of sysbench rows
@@ -33,7 +33,7 @@ func BenchmarkAddIndex(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("REORGDB_BENCH_ROWS")); err == nil && v > 0 {
 		rows = v
 	}
-	s := testserver.Start(b)
+	s := servertest.Start(b)
 	db := s.DB("sbtest")
 	loadSysbenchRows(b, db, rows)
 	// Settle the LSM so that the load's compactions do not run during the
@@ -68,7 +68,7 @@ func BenchmarkAddIndex(b *testing.B) {
 
 // floorBuild scans table tid at a snapshot, encodes each row's c as an
 // index key, sorts the keys and writes them into one sstable.
-func floorBuild(b *testing.B, s *testserver.Server, tid, cid int64) {
+func floorBuild(b *testing.B, s *servertest.Server, tid, cid int64) {
 	store := s.Engine().Store()
 	txn := store.Begin()
 	defer txn.Rollback()

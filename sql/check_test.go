@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/reorgdb/reorgdb/codec"
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestAdminCheckFindsInconsistencies damages an index behind the SQL
@@ -15,7 +15,7 @@ import (
 func TestAdminCheckFindsInconsistencies(t *testing.T) {
 	for _, damage := range []string{"missing", "stray", "wrong-handle"} {
 		t.Run(damage, func(t *testing.T) {
-			s := testserver.Start(t)
+			s := servertest.Start(t)
 			db := s.DB("app")
 			mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT NOT NULL, u INT NOT NULL, KEY a_idx (a), UNIQUE KEY u_idx (u))")
 			mustExec(t, db, "INSERT INTO t VALUES (1, 10, 100), (2, 20, 200), (3, 30, 300)")

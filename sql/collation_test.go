@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestCollationDefaultCharset is issue 17's example: utf8mb4 means
 // utf8mb4_0900_ai_ci, and its strings can be indexed, in secondary keys
 // and in primary keys.
 func TestCollationDefaultCharset(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), KEY(name)) DEFAULT CHARSET=utf8mb4")
 	expectRows(t, db, "SELECT collation_name FROM information_schema.columns WHERE table_name = 't' AND column_name = 'name'", "utf8mb4_0900_ai_ci")
@@ -36,7 +36,7 @@ func TestCollationDefaultCharset(t *testing.T) {
 // TestCollationServerDefault: like MySQL 8, a database or table created
 // without a character set or collation gets utf8mb4_0900_ai_ci.
 func TestCollationServerDefault(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	expectRows(t, db, "SELECT @@GLOBAL.collation_server, @@SESSION.collation_server, @@collation_database", "utf8mb4_0900_ai_ci,utf8mb4_0900_ai_ci,utf8mb4_0900_ai_ci")
 	mustExec(t, db, "CREATE DATABASE d1")
@@ -82,7 +82,7 @@ var collationCases = []struct {
 }
 
 func TestCollationUniqueKeys(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	for i, c := range collationCases {
 		tbl := fmt.Sprintf("u%d", i)
@@ -142,7 +142,7 @@ func TestCollationUniqueKeys(t *testing.T) {
 // unindexed copy of the table: ranges, ORDER BY and GROUP BY must agree
 // with the collation, whatever path the planner takes.
 func TestCollationScans(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	// U+0001 weighs like a space under utf8mb4_unicode_ci.
 	alphabet := []string{"a", "A", "á", "b", "B", " ", "\t", "ß", "s", "z", "\x01"}
@@ -258,7 +258,7 @@ func TestCollationScans(t *testing.T) {
 // TestCollationOrderBy checks ORDER BY on an indexed column (which the
 // planner may serve from the index) against the collation's order.
 func TestCollationOrderBy(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	for i, c := range collationCases {
 		tbl := fmt.Sprintf("o%d", i)
@@ -300,7 +300,7 @@ func TestCollationOrderBy(t *testing.T) {
 func TestCollationAddUniqueIndex(t *testing.T) {
 	for _, mode := range []string{"txn", "ingest"} {
 		t.Run(mode, func(t *testing.T) {
-			s := testserver.Start(t)
+			s := servertest.Start(t)
 			db := s.DB("app")
 			setMode(t, db, mode)
 			mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20)) DEFAULT CHARSET=utf8mb4 COLLATE utf8mb4_general_ci")
@@ -337,7 +337,7 @@ func TestCollationAddUniqueIndex(t *testing.T) {
 // TestCollationHiddenHandle deletes one of two collation-equal rows of a
 // table without a primary key: the row found must be the exact one.
 func TestCollationHiddenHandle(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE h (name VARCHAR(20), KEY kn (name)) DEFAULT CHARSET=utf8mb4")
 	mustExec(t, db, "INSERT INTO h VALUES ('a'), ('A')")
@@ -349,7 +349,7 @@ func TestCollationHiddenHandle(t *testing.T) {
 // TestCollationDistinct records go-mysql-server's DISTINCT, which hashes
 // values without their collation (sql.HashOf), unlike GROUP BY.
 func TestCollationDistinct(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE d (id INT PRIMARY KEY, name VARCHAR(20), KEY kn (name)) DEFAULT CHARSET=utf8mb4")
 	mustExec(t, db, "INSERT INTO d VALUES (1, 'a'), (2, 'A'), (3, 'b')")
@@ -367,7 +367,7 @@ func TestCollationDistinct(t *testing.T) {
 // TestCollationPrefixIndexOrder: a prefix index holds only the first
 // characters, so it cannot give ORDER BY its order.
 func TestCollationPrefixIndexOrder(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), KEY kp (name(1))) DEFAULT CHARSET=utf8mb4")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 'ac'), (2, 'AB'), (3, 'b'), (4, 'aa')")
@@ -381,7 +381,7 @@ func TestCollationPrefixIndexOrder(t *testing.T) {
 // TestCollationDisjointRanges: the spans of two ranges may overlap once
 // widened (PAD SPACE bounds, prefix columns); no row may come twice.
 func TestCollationDisjointRanges(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20) COLLATE utf8mb4_general_ci, p VARCHAR(20), KEY kn (name), KEY kp (p(1)))")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 'ab', 'ab'), (2, 'a', 'a'), (3, 'b', 'b'), (4, 'a\tb', 'ac')")
@@ -396,7 +396,7 @@ func TestCollationDisjointRanges(t *testing.T) {
 // TestCollationReverseRanges: ORDER BY ... DESC over several ranges read
 // through an index comes out in descending order across the ranges too.
 func TestCollationReverseRanges(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, k INT, name VARCHAR(20), KEY kk (k), KEY kn (name)) DEFAULT CHARSET=utf8mb4")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'a'), (2, 2, 'B'), (3, 5, 'c'), (4, 8, 'D'), (5, 9, 'e')")
@@ -412,7 +412,7 @@ func TestCollationReverseRanges(t *testing.T) {
 // collation ('V5' against 'v5' in utf8mb4_0900_ai_ci). The build must not
 // finish with both.
 func TestCollationOnlineUniqueMerge(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	loadRows(t, db, 30000) // c is in the default collation, utf8mb4_0900_ai_ci
 	smallIngestBudgets(t, db)

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
 	"github.com/reorgdb/reorgdb/server"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // jobRow is one row of ADMIN SHOW DDL JOBS.
@@ -102,7 +102,7 @@ func TestPauseResumeCancelAndKill(t *testing.T) {
 }
 
 func pauseResumeCancelKill(t *testing.T, mode string) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(8)
 	loadRows(t, db, 20000)
@@ -277,7 +277,7 @@ func crashResumes(t *testing.T, mode, stall string) {
 	// A sort file of some earlier crash: startup must remove it.
 	os.MkdirAll(filepath.Join(dir, "ddl-tmp", "job-99"), 0o755)
 	os.WriteFile(filepath.Join(dir, "ddl-tmp", "job-99", "run-0.bin"), []byte("stale"), 0o644)
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db2 := s.DB("app")
 	// The resumed job starts from its checkpoints. The transactional
 	// backfill checkpoints every batch, so nothing it reported is lost; the
@@ -319,7 +319,7 @@ func TestCrashChildServer(t *testing.T) {
 	if dir == "" {
 		return // only meaningful as the child of TestCrashResumesFromCheckpoint
 	}
-	s := testserver.StartDurable(t, dir)
+	s := servertest.StartDurable(t, dir)
 	db := s.DB("app")
 	if os.Getenv("REORGDB_CRASH_CHILD_SCHEMA") == "nullable" {
 		loadNullable(t, db, mergeCrashRows)
@@ -334,7 +334,7 @@ func TestCrashChildServer(t *testing.T) {
 // named in the job's status, the job waits for it (never kills it), and
 // goes on once it ends.
 func TestMDLWaitIsReported(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, big VARCHAR(1000))")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'x')")
@@ -382,7 +382,7 @@ func TestMDLWaitIsReported(t *testing.T) {
 // transaction inserts a value that a row of the snapshot already has; the
 // job must fail with 1062 (the validation pass), and roll back cleanly.
 func TestIngestConcurrentDuplicate(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	loadRows(t, db, 20000)
 	setMode(t, db, "ingest")
@@ -413,7 +413,7 @@ func TestIngestConcurrentDuplicate(t *testing.T) {
 // times, never uses more temp space than the quota, and leaves the temp
 // dir empty.
 func TestIngestSpillsWithinDiskQuota(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	loadRows(t, db, 30000)
 	setMode(t, db, "ingest")
@@ -451,7 +451,7 @@ func TestIngestSpillsWithinDiskQuota(t *testing.T) {
 // indexed columns, deletes, inserts, a unique value moved from one row to
 // another, and a row deleted and inserted again under the same id.
 func TestChangeLogMergeAfterIngest(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	loadRows(t, db, 30000)
 	smallIngestBudgets(t, db)
@@ -517,7 +517,7 @@ func smallIngestBudgets(t *testing.T, db *sql.DB) {
 func TestIngestRestartsAfterSnapshotCollected(t *testing.T) {
 	dir := t.TempDir()
 	gcByHand := func(c *server.Config) { c.GCLifetime, c.GCInterval = time.Millisecond, -1 }
-	s := testserver.StartConfig(t, dir, gcByHand)
+	s := servertest.StartConfig(t, dir, gcByHand)
 	db := s.DB("app")
 	loadRows(t, db, 30000)
 	smallIngestBudgets(t, db)
@@ -535,7 +535,7 @@ func TestIngestRestartsAfterSnapshotCollected(t *testing.T) {
 	db.Close()
 	s.Close()
 
-	s = testserver.StartConfig(t, dir, gcByHand)
+	s = servertest.StartConfig(t, dir, gcByHand)
 	db = s.DB("app")
 	store := s.Engine().Store()
 	time.Sleep(5 * time.Millisecond)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestCrashDuringMergeUnderWriters SIGKILLs the server while an ingest
@@ -63,7 +63,7 @@ func crashDuringMerge(t *testing.T, seed int64) {
 	ws.stop()
 	db.Close()
 
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db2 := s.DB("app")
 	j := waitJob(t, db2, func(x jobRow) bool { return x.state == "synced" || x.state == "rollback done" }, "finished")
 	if j.state != "synced" {

@@ -17,7 +17,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/reorgdb/reorgdb/codec"
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestTableGoesAwayDuringIndexJob: DROP TABLE, TRUNCATE TABLE and DROP
@@ -36,7 +36,7 @@ func TestTableGoesAwayDuringIndexJob(t *testing.T) {
 }
 
 func tableGoesAway(t *testing.T, mode, when, stmt string) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	loadRows(t, db, 3000)
 	setMode(t, db, mode)
@@ -145,7 +145,7 @@ func renameWaits(t *testing.T, db *sql.DB, when string, first int64, jobs []int6
 // values of two rows through a third value are valid and must all commit
 // (no false 1062); the index must come out consistent.
 func TestUniqueSwapsDuringIngestMerge(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	const rows = 20000
 	loadRows(t, db, rows)
@@ -246,7 +246,7 @@ func swapUnique(db *sql.DB, a, b, w int) error {
 // entry whose row is gone fails with an error that names the index, and
 // the connection stays usable; ADMIN CHECK TABLE reports it.
 func TestDanglingIndexEntryIsAnError(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(1)
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(20), UNIQUE KEY c_u (c), KEY c_i (c))")
@@ -290,7 +290,7 @@ func TestDanglingIndexEntryIsAnError(t *testing.T) {
 func TestCancelWhileWaitingForMDL(t *testing.T) {
 	for _, mode := range []string{"txn", "ingest"} {
 		t.Run(mode, func(t *testing.T) {
-			s := testserver.Start(t)
+			s := servertest.Start(t)
 			db := s.DB("app")
 			setMode(t, db, mode)
 			mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
@@ -337,7 +337,7 @@ func TestCancelWhileWaitingForMDL(t *testing.T) {
 // TestDDLJobTotalRowsIsARowCount: a job's TOTAL_ROWS estimates the table's
 // rows, not its largest handle.
 func TestDDLJobTotalRowsIsARowCount(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	var b strings.Builder
@@ -355,7 +355,7 @@ func TestDDLJobTotalRowsIsARowCount(t *testing.T) {
 // TestDropIndexIsAJob: DROP INDEX runs as a job that ADMIN SHOW DDL JOBS and
 // information_schema.ddl_jobs list, and leaves no entry behind.
 func TestDropIndexIsAJob(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	loadRows(t, db, 2000)
 	mustExec(t, db, "ALTER TABLE t ADD INDEX a_idx (a)")
@@ -385,7 +385,7 @@ func TestIngestMergeSerializesWithWriters(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			s := testserver.Start(t)
+			s := servertest.Start(t)
 			db := s.DB("app")
 			loadNullable(t, db, mergeCrashRows)
 			setMode(t, db, "ingest")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestOnlineAddIndexRace runs randomized DML transactions against a table
@@ -34,7 +34,7 @@ func TestOnlineAddIndexRace(t *testing.T) {
 		{"ingest-small-buffer", 5, "ingest", 3, 256, 100}, // many sort/ingest rounds
 	} {
 		t.Run(cfg.name, func(t *testing.T) {
-			s := testserver.Start(t)
+			s := servertest.Start(t)
 			db := s.DB("app")
 			mustExec(t, db, fmt.Sprintf("SET GLOBAL reorgdb_ddl_cpu_share = %d", cfg.cpuShare))
 			t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_cpu_share = DEFAULT") })
@@ -59,7 +59,7 @@ func setMode(t testing.TB, db *sql.DB, mode string) {
 	})
 }
 
-func raceAddIndex(t *testing.T, s *testserver.Server, seed int64, mode string, workers, batch int) {
+func raceAddIndex(t *testing.T, s *servertest.Server, seed int64, mode string, workers, batch int) {
 	db := s.DB("app")
 	db.SetMaxOpenConns(16)
 	setMode(t, db, mode)
@@ -249,7 +249,7 @@ func TestAddUniqueIndexWithDuplicatesFails(t *testing.T) {
 }
 
 func addUniqueWithDuplicates(t *testing.T, mode string) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	setMode(t, db, mode)
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT, w INT)")
@@ -277,7 +277,7 @@ func addUniqueWithDuplicates(t *testing.T, mode string) {
 }
 
 func TestMultiIndexAlterIsOneJob(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(10))")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'x'), (2, 2, 'y')")
@@ -301,7 +301,7 @@ func TestMultiIndexAlterIsOneJob(t *testing.T) {
 }
 
 func TestIndexDDLStatementForms(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(40), bl BLOB)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'hello', 'x'), (2, 2, 'help', 'y')")
@@ -344,7 +344,7 @@ func TestIndexDDLStatementForms(t *testing.T) {
 // TestDDLCommitsOpenTransaction: as in MySQL, DDL first commits the
 // session's open transaction, so its rows get the new index's entries.
 func TestDDLCommitsOpenTransaction(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 1)")
@@ -362,7 +362,7 @@ func TestDDLCommitsOpenTransaction(t *testing.T) {
 }
 
 func TestWorkerCountAliases(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	defer db.Exec("SET GLOBAL tidb_ddl_reorg_worker_cnt = 4")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
@@ -76,7 +76,7 @@ func hintsTable(t *testing.T, db execer) {
 // TestIndexHints is issue 12 item 11.1: USE / IGNORE / FORCE INDEX act as
 // in MySQL 8, seen in EXPLAIN's key column, and never change results.
 func TestIndexHints(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	hintsTable(t, db)
 
@@ -170,7 +170,7 @@ func TestIndexHints(t *testing.T) {
 // and EXPLAIN PLAN print a plan for a long IN list and for queries that
 // return at most one row.
 func TestExplainFormats(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	hintsTable(t, db)
 	var in, sin []string
@@ -261,7 +261,7 @@ func TestExplainFormats(t *testing.T) {
 // TestShowIndexSubPart is issue 12 item 11.3: SHOW INDEX shows a prefix
 // key part's length (in characters) and counts the distinct values.
 func TestShowIndexSubPart(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, `CREATE TABLE t (id INT PRIMARY KEY, a INT, c VARCHAR(20) CHARACTER SET utf8mb4, bl BLOB,
 		KEY p (c(4)), KEY m (a, c(3)), KEY w (c), KEY bp (bl(5)))`)
@@ -293,7 +293,7 @@ func TestShowIndexSubPart(t *testing.T) {
 // count is scaled by the index's size on disk; before the data reach the
 // disk it is not known (NULL), never 0.
 func TestShowIndexCardinalityEstimate(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, KEY ia (a), KEY ab (a, b))")
 	var b strings.Builder
@@ -336,7 +336,7 @@ func TestShowIndexCardinalityEstimate(t *testing.T) {
 // a UNION, which then failed ("max1Row iterator returned more than one
 // row"); so did EXPLAIN of it.
 func TestUnionOfPointLookups(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	hintsTable(t, db)
 	expectRows(t, db, "SELECT id FROM t WHERE id = 1 UNION SELECT id FROM t WHERE id = 2", "1", "2")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestLongInListLookup: an IN list of hundreds of literals (planned by
@@ -18,7 +18,7 @@ import (
 // repeats, NULLs, inexact numbers, collation-equal strings and strings
 // longer than the column.
 func TestLongInListLookup(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	ctx := context.Background()
 	conn, err := s.DB("app").Conn(ctx)
 	if err != nil {
@@ -155,7 +155,7 @@ func idOf(r string) int {
 // TestLongInListRepeats: a value repeated in a long IN list returns its
 // row once, through the primary key and a secondary index.
 func TestLongInListRepeats(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, c VARCHAR(10), KEY ka (a), KEY kac (a, c))")
 	var b strings.Builder

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestIndexLookupsMatchFullScan checks, for random predicates, that the
@@ -29,7 +29,7 @@ type lrow struct {
 
 func testLookups(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	// The model below compares strings as Go does, bytewise: the table's
 	// collation must be too (collation_test.go covers the others).

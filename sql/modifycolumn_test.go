@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestModifyColumnInstant: renames, defaults, comments, positions, NULL
@@ -12,7 +12,7 @@ import (
 // values read are as before, and the new definition survives a restart.
 func TestModifyColumnInstant(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a SMALLINT NOT NULL, s VARCHAR(5) DEFAULT 'x', u TINYINT UNSIGNED, KEY ka (a), UNIQUE KEY us (s))")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 'p', 1), (2, 20, 'q', 2)")
@@ -49,7 +49,7 @@ func TestModifyColumnInstant(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = testserver.StartDir(t, dir).DB("app")
+	db = servertest.StartDir(t, dir).DB("app")
 	var create string
 	if err := db.QueryRow("SHOW CREATE TABLE t").Scan(new(string), &create); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestModifyColumnInstant(t *testing.T) {
 // with 1235 and changes nothing, not even the definition the server has
 // cached.
 func TestModifyColumnRefused(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(10) DEFAULT 'x', g INT AS (a + 1) STORED, ch CHAR(4))")
 	mustExec(t, db, "INSERT INTO t (id, a, s, ch) VALUES (1, 1, 'p', 'c')")
@@ -108,7 +108,7 @@ func TestModifyColumnRefused(t *testing.T) {
 // dropped is refused with MySQL's errors and changes nothing.
 func TestDropColumnInstant(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(10), g INT AS (a + 1) STORED, c INT, KEY kc (c))")
 	mustExec(t, db, "INSERT INTO t (id, a, b, c) VALUES (1, 1, 'one', 10), (2, 2, 'two', 20)")
@@ -141,7 +141,7 @@ func TestDropColumnInstant(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = testserver.StartDir(t, dir).DB("app")
+	db = servertest.StartDir(t, dir).DB("app")
 	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,5,6,NULL", "2,2,3,NULL", "3,3,4,NULL")
 	mustExec(t, db, "CREATE TABLE one (x INT)")
 	_, err := db.Exec("ALTER TABLE one DROP COLUMN x")

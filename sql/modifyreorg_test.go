@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 func showCreate(t *testing.T, db *sql.DB, table string) string {
@@ -29,7 +29,7 @@ func showCreate(t *testing.T, db *sql.DB, table string) string {
 // naming the column and the first bad row, leaving the table as it was.
 func TestModifyColumnConversions(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, i INT, s VARCHAR(20), d DECIMAL(6,2), f DOUBLE, n INT NULL, k INT, KEY kk (k))")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 100, '12', 1.25, 2.5, 1, 1), (2, -5, 'abc', 10.75, 3.5, NULL, 2), (3, 300, '  7 ', 3.00, -2.5, 3, 3)")
@@ -141,7 +141,7 @@ func TestModifyColumnConversions(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = testserver.StartDir(t, dir).DB("app")
+	db = servertest.StartDir(t, dir).DB("app")
 	if got := showCreate(t, db, "t"); got != want {
 		t.Fatalf("after restart:\n%s\nwant\n%s", got, want)
 	}
@@ -167,7 +167,7 @@ func stallModify(t *testing.T, db *sql.DB, q string) (jobRow, chan error) {
 // once cancelled rolls back to the table as it was, values written
 // meanwhile included; DROP TABLE ends a running one.
 func TestModifyColumnCancel(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10), (2, 20)")
@@ -217,7 +217,7 @@ func TestModifyColumnCancel(t *testing.T) {
 // job can still be updated meanwhile in its other columns; the job then
 // fails on it and the table is as it was, with the update.
 func TestModifyColumnBadRowStaysWritable(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 99999, 0), (3, 30, 0)")
@@ -239,7 +239,7 @@ func TestModifyColumnBadRowStaysWritable(t *testing.T) {
 // goroutines through every step of a MODIFY COLUMN; in the end every
 // row's value is the conversion of the last value written to it.
 func TestModifyColumnUnderDML(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(16)
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT NOT NULL, w INT)")
@@ -451,7 +451,7 @@ func crashModify(t *testing.T, at string) {
 	wg.Wait()
 	db.Close()
 
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db2 := s.DB("app")
 	j := waitJob(t, db2, func(x jobRow) bool { return x.state == "synced" || x.state == "rollback done" }, "finished")
 	if j.state != "synced" {
@@ -493,7 +493,7 @@ func crashModify(t *testing.T, at string) {
 // defined, also in rows that transactions on the new version wrote, and
 // the job waits for it before the old column goes.
 func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 20, 0), (3, 30, 0), (4, 40, 0)")
@@ -541,7 +541,7 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 // metadata-only change of a column since rewritten, 1235 for a rewrite of
 // a column since indexed.
 func TestModifyColumnQueuedBehindAnother(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 100), (2, 20, 200)")

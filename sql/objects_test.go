@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestStoredObjects: views, triggers and stored procedures are kept in
@@ -12,7 +12,7 @@ import (
 // DATABASE keeps them and the database's tables.
 func TestStoredObjects(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	db.SetMaxOpenConns(1)
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
@@ -60,7 +60,7 @@ func TestStoredObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db = testserver.StartDir(t, dir).DB("app")
+	db = servertest.StartDir(t, dir).DB("app")
 	db.SetMaxOpenConns(1)
 	expectRows(t, db, "SELECT * FROM v ORDER BY id", "2,4", "3,60")
 	mustExec(t, db, "INSERT INTO t VALUES (5, 5)")

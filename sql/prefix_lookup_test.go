@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // statusDelta runs q on one connection and returns how much each named
@@ -45,7 +45,7 @@ func statusDelta(t *testing.T, db querier, names []string, run func()) []int {
 // not the whole index; and it returns what a scan returns, in every
 // indexable kind of collation (NO PAD, PAD SPACE, binary).
 func TestPrefixIndexInLookupIsBounded(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	ctx := context.Background()
 	conn, err := s.DB("app").Conn(ctx)
 	if err != nil {

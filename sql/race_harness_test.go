@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestRaceHarness races online index builds against writers that swap
@@ -158,7 +158,7 @@ func (tr *raceTrial) run(t *testing.T) {
 
 	db2 := db
 	if tr.action == "kill" {
-		s := testserver.StartDir(t, dir)
+		s := servertest.StartDir(t, dir)
 		db2 = s.DB("app")
 	}
 	j := waitJob(t, db2, func(x jobRow) bool {

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 // TestShowCreateDefaults: SHOW CREATE TABLE prints ENUM, SET and DECIMAL
 // defaults as MySQL does, and what it prints creates the same table.
 func TestShowCreateDefaults(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, e ENUM('a','b') DEFAULT 'b', st SET('p','q','r') DEFAULT 'p,r', d DECIMAL(10,3) DEFAULT -2.5, n INT DEFAULT 7)")
 	var create string

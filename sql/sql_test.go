@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 type execer interface {
@@ -101,7 +101,7 @@ func expectErr(t *testing.T, err error, code uint16, msgPart string) {
 }
 
 func TestDDLAndDML(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, `CREATE TABLE t (
 		id INT NOT NULL AUTO_INCREMENT,
@@ -184,7 +184,7 @@ func TestDDLAndDML(t *testing.T) {
 }
 
 func TestTypesRoundTrip(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, `CREATE TABLE ty (
 		id BIGINT PRIMARY KEY,
@@ -208,7 +208,7 @@ func TestTypesRoundTrip(t *testing.T) {
 }
 
 func TestErrorCodes(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(10), b BLOB, ci VARCHAR(10) COLLATE utf8mb4_0900_as_cs, KEY kc (c))")
 	cases := []struct {
@@ -251,7 +251,7 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestTransactions(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(4)
 	mustExec(t, db, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT NOT NULL)")
@@ -344,7 +344,7 @@ func TestTransactions(t *testing.T) {
 }
 
 func TestLostUpdateUnderConcurrency(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(8)
 	mustExec(t, db, "CREATE TABLE ctr (id INT PRIMARY KEY, n INT NOT NULL)")
@@ -391,7 +391,7 @@ func TestLostUpdateUnderConcurrency(t *testing.T) {
 }
 
 func TestDisconnectRollsBack(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)")
 	conn, err := sql.Open("mysql", s.DSN("app"))
@@ -411,7 +411,7 @@ func TestDisconnectRollsBack(t *testing.T) {
 
 func TestRestartKeepsData(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10), KEY kv (v))")
 	mustExec(t, db, "INSERT INTO t (v) VALUES ('a'), ('b')")
@@ -419,7 +419,7 @@ func TestRestartKeepsData(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := testserver.StartDir(t, dir)
+	s2 := servertest.StartDir(t, dir)
 	db2 := s2.DB("app")
 	expectRows(t, db2, "SELECT id, v FROM t WHERE v = 'b'", "2,b")
 	mustExec(t, db2, "INSERT INTO t (v) VALUES ('c')")
@@ -438,7 +438,7 @@ func TestRestartKeepsData(t *testing.T) {
 // as MySQL does.
 func TestGeneratedColumns(t *testing.T) {
 	dir := t.TempDir()
-	s := testserver.StartDir(t, dir)
+	s := servertest.StartDir(t, dir)
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE g (id INT PRIMARY KEY, a INT, b INT AS (a*2) STORED, c INT GENERATED ALWAYS AS (a+1) VIRTUAL, s VARCHAR(20) AS (CONCAT('x', a)))")
 	mustExec(t, db, "INSERT INTO g (id, a) VALUES (1, 10), (2, NULL), (3, 7)")
@@ -469,7 +469,7 @@ func TestGeneratedColumns(t *testing.T) {
 		mustExec(t, db, "UPDATE g SET a = 7 WHERE id = 3")
 	}
 	s.Close()
-	s = testserver.StartDir(t, dir)
+	s = servertest.StartDir(t, dir)
 	db = s.DB("app")
 	expectRows(t, db, "SELECT id, a, b, c, s FROM g ORDER BY id", "1,5,10,6,x5", "2,NULL,NULL,NULL,NULL", "3,7,14,8,x7")
 	mustExec(t, db, "INSERT INTO g (id, a) VALUES (6, 1)")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/bench/loader"
 	"github.com/reorgdb/reorgdb/bench/sysrand"
-	"github.com/reorgdb/reorgdb/internal/testserver"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 const rows = 300
@@ -29,7 +29,7 @@ func TestSysbenchTableMatchesPrepare(t *testing.T) {
 		}
 		t.Skip("sysbench is not installed (apt-get install sysbench)")
 	}
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	ref, ours := s.DB("sb_ref"), s.DB("sb_ours")
 	host, port, _ := net.SplitHostPort(s.Addr())
 	out, err := exec.Command(bin, "oltp_read_write", "--db-driver=mysql", "--mysql-host="+host, "--mysql-port="+port,
@@ -82,7 +82,7 @@ func showCreate(t *testing.T, db *sql.DB) string {
 	return regexp.MustCompile(` AUTO_INCREMENT=\d+`).ReplaceAllString(create, "")
 }
 
-func columns(t *testing.T, s *testserver.Server, db string) string {
+func columns(t *testing.T, s *servertest.Server, db string) string {
 	rows, err := s.DB("").Query(`SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COALESCE(COLUMN_DEFAULT, 'NULL'), EXTRA, COLUMN_KEY
 		FROM information_schema.columns WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'sbtest1' ORDER BY ORDINAL_POSITION`, db)
 	if err != nil {
@@ -136,7 +136,7 @@ func checkValues(t *testing.T, db *sql.DB) {
 
 // The wide and slim tables have seed 001's column types, and c0 is unique.
 func TestWideAndSlimTables(t *testing.T) {
-	s := testserver.Start(t)
+	s := servertest.Start(t)
 	db := s.DB("sb")
 	ld := &loader.Loader{DB: db, Threads: 2, Seed: 1}
 	for _, c := range []struct {

@@ -1,6 +1,6 @@
-// Package testserver starts real ReorgDB servers for tests: an in-process
+// Package servertest starts real ReorgDB servers for tests: an in-process
 // server on a temporary data directory, reached through go-sql-driver/mysql.
-package testserver
+package servertest
 
 import (
 	"database/sql"
