@@ -123,27 +123,6 @@ func (m *Manager) modifyFailed(ctx context.Context, id int64, err error) error {
 	return m.startRollback(ctx, id, err)
 }
 
-// holdPaused keeps a job whose pause was requested paused, and marks a
-// queued or resumed one running.
-func (m *Manager) holdPaused(ctx context.Context, j *Job) (bool, error) {
-	if j.PauseRequested {
-		if j.State != JobPaused {
-			m.update(j.ID, func(j *Job) { j.State = JobPaused })
-			m.persist(j.ID)
-		}
-		return true, sleepCtx(ctx, 20*time.Millisecond)
-	}
-	if j.State == JobPaused || j.State == JobQueueing {
-		m.update(j.ID, func(j *Job) {
-			j.State = JobRunning
-			if j.Start.IsZero() {
-				j.Start = time.Now()
-			}
-		})
-	}
-	return false, nil
-}
-
 // modifyStep takes the job one schema state further.
 func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 	switch j.SchemaState {

@@ -171,6 +171,27 @@ func findIndex(t *catalog.Table, id int64) (int, *catalog.Index) {
 	return -1, nil
 }
 
+// holdPaused keeps a job whose pause was requested paused, and marks a
+// queued or resumed one running.
+func (m *Manager) holdPaused(ctx context.Context, j *Job) (bool, error) {
+	if j.PauseRequested {
+		if j.State != JobPaused {
+			m.update(j.ID, func(j *Job) { j.State = JobPaused })
+			m.persist(j.ID)
+		}
+		return true, sleepCtx(ctx, 20*time.Millisecond)
+	}
+	if j.State == JobPaused || j.State == JobQueueing {
+		m.update(j.ID, func(j *Job) {
+			j.State = JobRunning
+			if j.Start.IsZero() {
+				j.Start = time.Now()
+			}
+		})
+	}
+	return false, nil
+}
+
 func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 	for {
 		j, _ := m.snapshot(id)
@@ -191,25 +212,11 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		if j.State == JobRollingBack {
 			return m.rollback(ctx, id)
 		}
-		if j.PauseRequested {
-			if j.State != JobPaused {
-				m.update(id, func(j *Job) { j.State = JobPaused })
-				m.persist(id)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(20 * time.Millisecond):
+		if paused, err := m.holdPaused(ctx, j); paused || err != nil {
+			if err != nil {
+				return err
 			}
 			continue
-		}
-		if j.State == JobPaused || j.State == JobQueueing {
-			m.update(id, func(j *Job) {
-				j.State = JobRunning
-				if j.Start.IsZero() {
-					j.Start = time.Now()
-				}
-			})
 		}
 		err := m.stall(ctx, id, stateName(j.SchemaState))
 		switch {
