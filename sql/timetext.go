@@ -51,6 +51,11 @@ func isTimeExpr(e gms.Expression) bool {
 }
 
 func wrapTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
+	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression { return timeText{a} })
+}
+
+// wrapTimeChildren replaces each TIME-valued argument a of e by wrap(a).
+func wrapTimeChildren(e gms.Expression, wrap func(gms.Expression) gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
 	args := e.Children()
 	var out []gms.Expression
 	for i, a := range args {
@@ -60,7 +65,7 @@ func wrapTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, err
 		if out == nil {
 			out = append([]gms.Expression(nil), args...)
 		}
-		out[i] = timeText{a}
+		out[i] = wrap(a)
 	}
 	if out == nil {
 		return e, transform.SameTree, nil
@@ -118,21 +123,7 @@ func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, 
 			return e, transform.SameTree, nil
 		}
 	}
-	var out []gms.Expression
-	for i, a := range args {
-		if !isTimeExpr(a) {
-			continue
-		}
-		if out == nil {
-			out = append([]gms.Expression(nil), args...)
-		}
-		out[i] = timeNumber{a}
-	}
-	if out == nil {
-		return e, transform.SameTree, nil
-	}
-	ne, err := e.WithChildren(out...)
-	return ne, transform.NewTree, err
+	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression { return timeNumber{a} })
 }
 
 // timeNumber is a TIME expression's value as MySQL reads it in a
