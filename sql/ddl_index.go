@@ -194,18 +194,10 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 			if !ok {
 				return gms.ErrTableNotFound.New(t.Name())
 			}
-			nt := cur.Clone()
-			name := def.Name
-			if name == "" {
-				name = generatedIndexName(nt, def.Columns)
-			}
-			ix, err := newIndexDef(nt, name, def.Columns, def.IsUnique())
+			nt, _, err := withPublicIndex(cur, def)
 			if err != nil {
 				return err
 			}
-			ix.Comment = def.Comment
-			ix.State = catalog.StatePublic
-			nt.Indexes = append(nt.Indexes, ix)
 			ch.PutTable(nt)
 			return nil
 		})
@@ -393,4 +385,23 @@ func (t *Table) RenameIndex(ctx *gms.Context, from, to string) error {
 		ch.PutTable(nt)
 		return nil
 	})
+}
+
+// withPublicIndex is a copy of table t with index def added, public at
+// once: for a table nobody else can see yet (created by the statement, or
+// temporary).
+func withPublicIndex(t *catalog.Table, def gms.IndexDef) (*catalog.Table, *catalog.Index, error) {
+	nt := t.Clone()
+	name := def.Name
+	if name == "" {
+		name = generatedIndexName(nt, def.Columns)
+	}
+	ix, err := newIndexDef(nt, name, def.Columns, def.IsUnique())
+	if err != nil {
+		return nil, nil, err
+	}
+	ix.Comment = def.Comment
+	ix.State = catalog.StatePublic
+	nt.Indexes = append(nt.Indexes, ix)
+	return nt, ix, nil
 }

@@ -269,18 +269,10 @@ func (t *Table) createTempIndex(ctx *gms.Context, def gms.IndexDef) error {
 	if !ok {
 		return gms.ErrTableNotFound.New(t.Name())
 	}
-	nt := cur.Clone()
-	name := def.Name
-	if name == "" {
-		name = generatedIndexName(nt, def.Columns)
-	}
-	ix, err := newIndexDef(nt, name, def.Columns, def.IsUnique())
+	nt, ix, err := withPublicIndex(cur, def)
 	if err != nil {
 		return err
 	}
-	ix.Comment = def.Comment
-	ix.State = catalog.StatePublic
-	nt.Indexes = append(nt.Indexes, ix)
 	if err := t.alterTemp(ctx, nt); err != nil {
 		return err
 	}
