@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Server CPU time per sysbench transaction, ReorgDB and MariaDB side by side
+# (steadier than TPS on a shared machine):
+#   scripts/bench-cpu-per-txn.sh [rows] [seconds] [workload...]
+# Each server gets a fresh data directory and a freshly prepared table; each
+# workload runs 3 s to warm up, then [seconds] at 4 threads, and the
+# server's user+system CPU (/proc/<pid>/stat) over the run is divided by the
+# transactions. MariaDB as in bench-sysbench.sh (2G buffer pool, 512M log).
+set -euo pipefail
+ROWS=${1:-200000}
+SECS=${2:-10}
+shift 2 || true
+WLS=("$@")
+[ ${#WLS[@]} -gt 0 ] || WLS=(oltp_point_select oltp_read_only oltp_delete oltp_insert)
+cd "$(dirname "$0")/.."
+WORK=$(mktemp -d /tmp/reorgdb-cpu.XXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+go build -o "$WORK/reorgdb" ./cmd/reorgdb
+
+wait_port() {
+  for _ in $(seq 1 100); do
+    mysql -h127.0.0.1 -P"$1" -uroot -e 'select 1' >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  echo "server on port $1 did not start" >&2; return 1
+}
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+
+run() { # name port pid
+  local sb=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$2" --mysql-user=root
+            --mysql-db=sbtest --tables=1 --table-size="$ROWS" --threads=4)
+  mysql -h127.0.0.1 -P"$2" -uroot -e 'DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest'
+  sysbench oltp_read_write "${sb[@]}" prepare >/dev/null
+  local hz; hz=$(getconf CLK_TCK)
+  for wl in "${WLS[@]}"; do
+    sysbench "$wl" "${sb[@]}" --time=3 run >/dev/null
+    local c0 c1 out n tps
+    c0=$(cpu_ticks "$3")
+    out=$(sysbench "$wl" "${sb[@]}" --time="$SECS" --report-interval=0 run)
+    c1=$(cpu_ticks "$3")
+    n=$(echo "$out" | sed -n 's/.*transactions: *\([0-9]*\) .*/\1/p')
+    tps=$(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p')
+    printf '| %s | %s | %s | %d |\n' "$1" "$wl" "$tps" $(( (c1 - c0) * 1000000 / hz / n ))
+  done
+}
+
+echo "| server | workload | TPS | server CPU µs per transaction |"
+echo "| --- | --- | --- | --- |"
+"$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4410 --status-port 10490 --log-level warn 2>"$WORK/r.log" &
+RPID=$!
+wait_port 4410
+run ReorgDB 4410 $RPID
+kill $RPID; wait $RPID 2>/dev/null || true
+
+mariadb-install-db --datadir="$WORK/mdb" --user=root >/dev/null 2>&1
+mariadbd --datadir="$WORK/mdb" --port=3417 --socket="$WORK/mdb.sock" --user=root \
+  --skip-grant-tables --bind-address=127.0.0.1 \
+  --innodb-buffer-pool-size=2G --innodb-log-file-size=512M \
+  --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci 2>"$WORK/mariadb.log" &
+MPID=$!
+wait_port 3417
+run "MariaDB $(mariadbd --version | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)" 3417 $MPID
+kill $MPID; wait $MPID 2>/dev/null || true
