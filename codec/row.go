@@ -220,6 +220,28 @@ func (d *RowDecoder) Decode(row []byte, dst []any) error {
 	} else {
 		clear(dst)
 	}
+	return decodeInto(d, row, dst, decodeRowValue)
+}
+
+// DecodeRaw is Decode without boxing: dst[i] is column colIDs[i] as
+// stored, with bytes aliasing row (valid while row is), so a caller that
+// converts the values itself allocates only what it keeps.
+func (d *RowDecoder) DecodeRaw(row []byte, dst []Raw) error {
+	if len(dst) < len(d.colIDs) {
+		return fmt.Errorf("codec: DecodeRaw needs %d destinations, got %d", len(d.colIDs), len(dst))
+	}
+	dst = dst[:len(d.colIDs)]
+	for i := range dst {
+		dst[i] = Raw{}
+		if d.defaults != nil && d.defaults[i] != nil {
+			dst[i] = Raw{Kind: RawOther, V: d.defaults[i]}
+		}
+	}
+	return decodeInto(d, row, dst, decodeRawValue)
+}
+
+// decodeInto walks row's columns and stores the wanted ones with value.
+func decodeInto[T any](d *RowDecoder, row []byte, dst []T, value func([]byte, int, byte) (T, int, error)) error {
 	n, k := binary.Uvarint(row)
 	if k <= 0 {
 		return corrupt("bad row column count")
@@ -245,7 +267,7 @@ func (d *RowDecoder) Decode(row []byte, dst []any) error {
 		if out < 0 {
 			pos, err = skipRowValue(row, pos, tag)
 		} else {
-			dst[out], pos, err = decodeRowValue(row, pos, tag)
+			dst[out], pos, err = value(row, pos, tag)
 			remaining--
 		}
 		if err != nil {
@@ -256,6 +278,81 @@ func (d *RowDecoder) Decode(row []byte, dst []any) error {
 		dst[dc.dst] = dst[dc.src]
 	}
 	return nil
+}
+
+// RawKind says which field of a Raw holds its value.
+type RawKind uint8
+
+const (
+	RawNull  RawKind = iota
+	RawInt           // int64(N)
+	RawUint          // N
+	RawFloat         // math.Float64frombits(N)
+	RawBytes         // B, aliasing the decoded row
+	RawOther         // V: a time.Time, a decimal.Decimal or a column's default
+)
+
+// Raw is one column value as DecodeRaw found it.
+type Raw struct {
+	Kind RawKind
+	N    uint64
+	B    []byte
+	V    any
+}
+
+// Canonical is the value Decode gives for the same column: bytes are
+// copied.
+func (r Raw) Canonical() any {
+	switch r.Kind {
+	case RawInt:
+		return int64(r.N)
+	case RawUint:
+		return r.N
+	case RawFloat:
+		return math.Float64frombits(r.N)
+	case RawBytes:
+		if len(r.B) == 0 {
+			return emptyBytes
+		}
+		return append([]byte(nil), r.B...)
+	case RawOther:
+		return r.V
+	}
+	return nil
+}
+
+func decodeRawValue(row []byte, pos int, tag byte) (Raw, int, error) {
+	switch tag {
+	case rowNull:
+		return Raw{}, pos, nil
+	case rowInt:
+		v, k := binary.Varint(row[pos:])
+		if k <= 0 {
+			return Raw{}, pos, corrupt("bad int")
+		}
+		return Raw{Kind: RawInt, N: uint64(v)}, pos + k, nil
+	case rowUint:
+		v, k := binary.Uvarint(row[pos:])
+		if k <= 0 {
+			return Raw{}, pos, corrupt("bad uint")
+		}
+		return Raw{Kind: RawUint, N: v}, pos + k, nil
+	case rowFloat:
+		if len(row)-pos < 8 {
+			return Raw{}, pos, corrupt("truncated float")
+		}
+		return Raw{Kind: RawFloat, N: binary.LittleEndian.Uint64(row[pos:])}, pos + 8, nil
+	case rowBytes:
+		l, k := binary.Uvarint(row[pos:])
+		if k <= 0 || l > uint64(len(row)-pos-k) {
+			return Raw{}, pos, corrupt("bad bytes length")
+		}
+		pos += k
+		end := pos + int(l)
+		return Raw{Kind: RawBytes, B: row[pos:end:end]}, end, nil
+	}
+	v, pos, err := decodeRowValue(row, pos, tag)
+	return Raw{Kind: RawOther, V: v}, pos, err
 }
 
 // emptyBytes is returned for empty strings instead of allocating: it is

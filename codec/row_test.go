@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand"
+	"reflect"
 	"testing"
 	"time"
 
@@ -102,6 +103,32 @@ func TestRowRoundTrip(t *testing.T) {
 				t.Fatalf("column %d: wrote %#v, read %#v", id, v, dst[i])
 			}
 		}
+		checkDecodeRaw(t, dec, row, dst)
+	}
+}
+
+// checkDecodeRaw checks that DecodeRaw finds what Decode did (want).
+func checkDecodeRaw(t *testing.T, dec *RowDecoder, row []byte, want []any) {
+	t.Helper()
+	raw := make([]Raw, len(want))
+	for i := range raw {
+		raw[i] = Raw{Kind: RawBytes, B: []byte("stale")}
+	}
+	if err := dec.DecodeRaw(row, raw); err != nil {
+		t.Fatalf("DecodeRaw: %v", err)
+	}
+	for i, w := range want {
+		got := raw[i].Canonical()
+		if f, ok := w.(float64); ok { // NaN is not DeepEqual to itself
+			g, ok := got.(float64)
+			if !ok || math.Float64bits(f) != math.Float64bits(g) {
+				t.Fatalf("column %d: Decode read %#v, DecodeRaw %#v", i, w, got)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(w, got) {
+			t.Fatalf("column %d: Decode read %#v, DecodeRaw %#v", i, w, got)
+		}
 	}
 }
 
@@ -127,6 +154,7 @@ func TestRowDecoderDefaults(t *testing.T) {
 	if dst[3] != nil {
 		t.Errorf("absent column without default: %#v", dst[3])
 	}
+	checkDecodeRaw(t, dec, row, dst)
 	if got := dec.ColumnIDs(); len(got) != 4 || got[3] != 4 {
 		t.Errorf("ColumnIDs = %v", got)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 // Physical layout
@@ -105,16 +106,14 @@ func splitVersionKey(k []byte) (prefix []byte, ts uint64, err error) {
 // appendUnescaped appends the user key of a version prefix.
 func appendUnescaped(dst, prefix []byte) []byte {
 	e := prefix[:len(prefix)-2]
-	for {
-		i := bytes.IndexByte(e, 0)
-		if i < 0 {
-			return append(dst, e...)
+	dst = slices.Grow(dst, len(e))
+	// A byte loop: record keys hold many zero bytes (big-endian integers),
+	// which makes searching for each one cost more than this.
+	for i := 0; i < len(e); i++ {
+		dst = append(dst, e[i])
+		if e[i] == 0 {
+			i++ // every 0x00 inside the escaped key is followed by 0xFF
 		}
-		// Every 0x00 inside the escaped key is followed by 0xFF.
-		dst = append(dst, e[:i+1]...)
-		if i+2 > len(e) {
-			return dst
-		}
-		e = e[i+2:]
 	}
+	return dst
 }

@@ -198,6 +198,7 @@ func (h *handler) fastRun(sqlCtx *gms.Context, c *mysql.Conn, query string, e *f
 		// reset nor pooled. Results go out in batches of rowsBatch rows,
 		// like go-mysql-server's.
 		buf := gms.NewByteBuffer(512)
+		var vals sqlValues
 		fields := e.fieldsFor(sqlCtx, sch)
 		res := &sqltypes.Result{Fields: fields}
 		for {
@@ -209,7 +210,7 @@ func (h *handler) fastRun(sqlCtx *gms.Context, c *mysql.Conn, query string, e *f
 				iter.Close(sqlCtx)
 				return err
 			}
-			out, err := gmsserver.RowToSQL(sqlCtx, sch, row, nil, buf)
+			out, err := vals.fromRow(sqlCtx, sch, row, buf)
 			if err != nil {
 				iter.Close(sqlCtx)
 				return err
@@ -341,4 +342,37 @@ func (e *fastEntry) fieldsFor(ctx *gms.Context, sch gms.Schema) []*querypb.Field
 	}
 	e.fields, e.fieldsSch, e.fieldsCharset = fields, sch, cs
 	return fields
+}
+
+// sqlValues hands out the wire values of result rows from shared chunks.
+// A result's rows are written to the client together and then dropped,
+// so one row's values keeping a chunk alive costs nothing.
+type sqlValues struct {
+	free []sqltypes.Value
+	rows int // rows the next chunk holds: doubles from one up to rowsBatch
+}
+
+// fromRow is go-mysql-server's RowToSQL without a projection, with the
+// values taken from v.
+func (v *sqlValues) fromRow(ctx *gms.Context, sch gms.Schema, row gms.Row, buf *gms.ByteBuffer) ([]sqltypes.Value, error) {
+	n := len(sch)
+	if len(v.free) < n {
+		v.rows = min(max(2*v.rows, 1), rowsBatch)
+		v.free = make([]sqltypes.Value, v.rows*n)
+	}
+	out := v.free[:n:n]
+	v.free = v.free[n:]
+	for i, col := range sch {
+		if row[i] == nil {
+			out[i] = sqltypes.NULL
+			continue
+		}
+		val, err := col.Type.SQL(ctx, buf.Get(), row[i])
+		if err != nil {
+			return nil, err
+		}
+		buf.Grow(val.Len())
+		out[i] = val
+	}
+	return out, nil
 }

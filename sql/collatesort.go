@@ -1,7 +1,8 @@
 package sql
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -94,18 +95,77 @@ func sortByString(rows []gms.Row, pos int, typ gms.Type, desc bool) (ok bool) {
 			return false
 		}
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i][pos], rows[j][pos]
+	entries := make([]sortEntry, len(rows))
+	for i, r := range rows {
+		e := &entries[i]
+		e.i = int32(i)
+		if r[pos] == nil {
+			e.null = true
+			continue
+		}
+		e.s = r[pos].(string)
+		o.prefix(e)
+	}
+	slices.SortFunc(entries, func(a, b sortEntry) int {
+		c := 0
 		if desc {
-			a, b = b, a
+			c = o.compareEntries(&b, &a)
+		} else {
+			c = o.compareEntries(&a, &b)
 		}
-		switch {
-		case a == nil:
-			return b != nil
-		case b == nil:
-			return false
+		if c == 0 {
+			return cmp.Compare(a.i, b.i) // stable
 		}
-		return o.compare(a.(string), b.(string)) < 0
+		return c
 	})
+	sorted := make([]gms.Row, len(rows))
+	for k, e := range entries {
+		sorted[k] = rows[e.i]
+	}
+	copy(rows, sorted)
 	return true
+}
+
+// sortEntry is a row's sort column with the weights of its first runes,
+// which decide most comparisons without decoding the strings again.
+type sortEntry struct {
+	w    [4]int32
+	n    int // runes in w; fewer than len(w) when the string ends there
+	null bool
+	i    int32 // the row's position before sorting
+	s    string
+}
+
+func (o *runeOrder) prefix(e *sortEntry) {
+	s := e.s
+	for e.n < len(e.w) && len(s) > 0 {
+		w, n := o.next(s)
+		e.w[e.n] = w
+		e.n++
+		s = s[n:]
+	}
+}
+
+// compareEntries is compare of the entries' strings, NULL first.
+func (o *runeOrder) compareEntries(a, b *sortEntry) int {
+	if a.null || b.null {
+		return cmp.Compare(b2i(b.null), b2i(a.null))
+	}
+	for k := range min(a.n, b.n) {
+		if c := cmp.Compare(a.w[k], b.w[k]); c != 0 {
+			return c
+		}
+	}
+	if a.n < len(a.w) || b.n < len(b.w) {
+		// One string ended within the prefix: the shorter is first.
+		return cmp.Compare(a.n, b.n)
+	}
+	return o.compare(a.s, b.s)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -7,7 +7,6 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
-	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 
 	"github.com/reorgdb/reorgdb/codec"
 )
@@ -52,31 +51,9 @@ func (n *rangeSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 		return &oneRowIter{}, nil
 	}
 	tid := fs.m.def.ID
-	it := &recordIter{t: fs.t, tx: tx, it: tx.txn.NewIter(codec.RecordKey(tid, n.lo), codec.PrefixEnd(codec.RecordKey(tid, n.hi)), false), keyRange: true}
+	it := &recordIter{t: fs.t, tx: tx, it: tx.txn.NewIter(codec.RecordKey(tid, n.lo), codec.PrefixEnd(codec.RecordKey(tid, n.hi)), false), keyRange: true, alloc: &rowAlloc{}}
 	if fs.sum {
-		a := fs.sumArg
-		buf := aggregation.NewSumBuffer(expression.NewGetField(0, a.Type, a.Name, a.Nullable))
-		for {
-			row, err := it.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err == nil {
-				err = buf.Update(ctx, row)
-			}
-			if err != nil {
-				it.Close(ctx)
-				return nil, err
-			}
-		}
-		if err := it.Close(ctx); err != nil {
-			return nil, err
-		}
-		v, err := buf.Eval(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return &oneRowIter{row: gms.Row{v}}, nil
+		return n.sum(ctx, it)
 	}
 	if fs.orderPos < 0 && !fs.distinct {
 		return it, nil
@@ -129,4 +106,65 @@ func (n *rangeSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 		rows = out
 	}
 	return gms.RowsToRowIter(rows...), nil
+}
+
+// sum is SUM of the integer column fs.sumArg as go-mysql-server's
+// sumBuffer computes it: each value converted to float64 and added in
+// row order, NULL when no value is not NULL. The values are read without
+// making a row of each.
+func (n *rangeSelect) sum(ctx *gms.Context, it *recordIter) (gms.RowIter, error) {
+	var sum float64
+	null := true
+	raw := make([]codec.Raw, 1)
+	for {
+		val, err := it.advance(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			err = it.t.projDec.DecodeRaw(val, raw)
+		}
+		if err != nil {
+			it.Close(ctx)
+			return nil, err
+		}
+		v, ok, err := rawNumber(raw[0])
+		if err != nil {
+			it.Close(ctx)
+			return nil, err
+		}
+		if ok {
+			sum += v
+			null = false
+		}
+	}
+	if err := it.Close(ctx); err != nil {
+		return nil, err
+	}
+	if null {
+		return &oneRowIter{row: gms.Row{nil}}, nil
+	}
+	return &oneRowIter{row: gms.Row{sum}}, nil
+}
+
+// rawNumber is an integer column's value as float64; ok is false for NULL.
+func rawNumber(r codec.Raw) (v float64, ok bool, err error) {
+	switch r.Kind {
+	case codec.RawNull:
+		return 0, false, nil
+	case codec.RawInt:
+		return float64(int64(r.N)), true, nil
+	case codec.RawUint:
+		return float64(r.N), true, nil
+	}
+	switch c := r.Canonical().(type) { // a default value
+	case nil:
+		return 0, false, nil
+	case int64:
+		return float64(c), true, nil
+	case uint64:
+		return float64(c), true, nil
+	default:
+		return 0, false, fmt.Errorf("reorgdb: SUM of %T", c)
+	}
 }

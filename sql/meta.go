@@ -32,6 +32,7 @@ type tableMeta struct {
 	handlePos int // position of the integer PK column used as handle, -1 if hidden
 	autoPos   int // position of the AUTO_INCREMENT column, -1 if none
 	decoder   *codec.RowDecoder
+	allPos    []int        // 0..n-1: every column, in schema order
 	indexes   []*indexMeta // all indexes, in any state; the PK index first when present
 	// shadows are the hidden columns of a MODIFY COLUMN job
 	// (catalog.Table.Changing) that DML writes after the visible ones.
@@ -190,6 +191,7 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 	for i := range all {
 		all[i] = i
 	}
+	m.allPos = all
 	m.decoder = m.newDecoder(all)
 	if m.handlePos >= 0 {
 		pk := &indexMeta{pos: []int{m.handlePos}, prefix: []int64{0}}

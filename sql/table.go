@@ -162,33 +162,32 @@ func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.Pa
 
 // decodeRow decodes a stored row into the (projected) output row.
 func (t *Table) decodeRow(handle int64, val []byte, full bool) (gms.Row, error) {
+	return t.decodeRowIn(nil, val, full)
+}
+
+// decodeRowIn is decodeRow with the row and its strings taken from a (nil:
+// allocated one by one).
+func (t *Table) decodeRowIn(a *rowAlloc, val []byte, full bool) (gms.Row, error) {
 	m := t.m
+	pos, dec := m.allPos, m.decoder
 	if !full && t.projPos != nil {
-		// Decode only the projected columns, straight into the output row.
-		row := make(gms.Row, len(t.projPos))
-		if err := t.projDec.Decode(val, row); err != nil {
-			return nil, err
-		}
-		for i, p := range t.projPos {
-			v, err := fromCanonical(m.kinds[p], m.schema[p].Type, row[i])
-			if err != nil {
-				return nil, err
-			}
-			row[i] = v
-		}
-		return row, nil
+		pos, dec = t.projPos, t.projDec
 	}
-	canon := make([]any, len(m.colIDs))
-	if err := m.decoder.Decode(val, canon); err != nil {
+	var scratch [16]codec.Raw
+	raw := scratch[:]
+	if len(pos) > len(scratch) {
+		raw = make([]codec.Raw, len(pos))
+	}
+	if err := dec.DecodeRaw(val, raw); err != nil {
 		return nil, err
 	}
-	row := make(gms.Row, len(canon))
-	for p := range canon {
-		v, err := fromCanonical(m.kinds[p], m.schema[p].Type, canon[p])
+	row := a.row(len(pos))
+	for i, p := range pos {
+		v, err := fromRaw(m.kinds[p], m.schema[p].Type, raw[i], a)
 		if err != nil {
 			return nil, err
 		}
-		row[p] = v
+		row[i] = v
 	}
 	return row, nil
 }
@@ -206,9 +205,26 @@ type recordIter struct {
 	// counters count as a lookup does (one Handler_read_key, then
 	// Handler_read_next per row), not as a scan.
 	keyRange bool
+	alloc    *rowAlloc // where rows come from; nil: allocated one by one
+	onRow    bool      // the kv iterator is on the row advance returned last
 }
 
 func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
+	val, err := r.advance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.t.decodeRowIn(r.alloc, val, false)
+}
+
+// advance returns the stored value of the next row, valid until the next
+// call: the kv iterator moves past it only then, since its value is valid
+// only until it moves.
+func (r *recordIter) advance(ctx *gms.Context) ([]byte, error) {
+	if r.onRow {
+		r.it.Next()
+		r.onRow = false
+	}
 	if r.n++; r.n&1023 == 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -222,12 +238,9 @@ func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
 			return nil, io.EOF
 		}
 		key, val := r.it.Key(), r.it.Value()
-		_, h, err := codec.DecodeRecordKey(key)
-		if err != nil {
-			return nil, err
-		}
 		if r.lock {
 			var found bool
+			var err error
 			if val, found, err = r.tx.LockedRead(ctx, key); err != nil {
 				return nil, err
 			}
@@ -236,13 +249,9 @@ func (r *recordIter) Next(ctx *gms.Context) (gms.Row, error) {
 				continue
 			}
 		}
-		row, err := r.t.decodeRow(h, val, false)
-		if err != nil {
-			return nil, err
-		}
-		r.it.Next()
+		r.onRow = true
 		r.rows++
-		return row, nil
+		return val, nil
 	}
 }
 
