@@ -19,7 +19,7 @@ import (
 //
 // So the store watches every file operation Pebble makes (diskFS), and
 // keeps a reserve: a file (reserveFile, as large as the WAL Pebble
-// preallocates plus the flush of one memtable) set aside in the data
+// preallocates plus the flush of as many memtables as may be queued) set aside in the data
 // directory at Open. The first ENOSPC or EDQUOT puts the store in the
 // disk-full state:
 //

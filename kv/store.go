@@ -181,11 +181,14 @@ func Open(opts Options) (*Store, error) {
 		opts.fs = vfs.Default
 	}
 	// The reserve holds the WAL Pebble preallocates (1.1 memtables) and
-	// the flush of one memtable: a commit admitted just before the disk
-	// filled may need that flush to leave Pebble's write stall. After a
-	// full disk, writes resume once there is room for flushing two
-	// memtables besides it, and Pebble has flushed what piled up.
-	disk := newDiskFS(opts.fs, opts.Dir, opts.Logger, 2*opts.MemTableSize+opts.MemTableSize/5, 2*opts.MemTableSize)
+	// the flush of every memtable that may be queued when the disk fills
+	// (MemTableStopWritesThreshold): a commit admitted just before may
+	// wait in Pebble's write stall until they are all flushed, and Pebble
+	// flushes queued memtables together. After a full disk, writes resume
+	// once there is room for flushing two memtables besides it, and Pebble
+	// has flushed what piled up.
+	reserve := int64(popts.MemTableStopWritesThreshold)*opts.MemTableSize + opts.MemTableSize + opts.MemTableSize/10
+	disk := newDiskFS(opts.fs, opts.Dir, opts.Logger, reserve, 2*opts.MemTableSize)
 	popts.FS = disk
 	var walSync *walSyncFS
 	if opts.NoSync {
