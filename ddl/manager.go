@@ -2,13 +2,13 @@
 // schema-state machine an index walks through (absent -> delete-only ->
 // write-only -> write-reorganization -> public for ADD INDEX, and back on
 // failure; public -> write-only -> delete-only -> absent for DROP INDEX),
-// the metadata lock that separates the steps, and the backfill that fills
+// separated by waits on the metadata lock (package mdl), and the backfill that fills
 // a new index from the table's rows, or converts a column's values for a
 // MODIFY COLUMN (modifycolumn.go), with checkpoints that survive a crash.
 //
 // Invariants:
 //   - Every live transaction runs with one of at most two adjacent schema
-//     versions: a step is published, then waited for (MDL.Wait). A job
+//     versions: a step is published, then waited for (mdl.Lock.Wait). A job
 //     that is rolling back waits only for transactions that saw its
 //     indexes (Job.FirstVersion), so a transaction older than the job
 //     never holds up its cancellation.
@@ -47,6 +47,7 @@ import (
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/kv"
+	"github.com/reorgdb/reorgdb/mdl"
 )
 
 // Entry is one index entry of a row.
@@ -108,7 +109,7 @@ var ErrCancelled = &Error{Code: 8214, Msg: "Cancelled DDL job"}
 type Manager struct {
 	store    *kv.Store
 	cat      *catalog.Catalog
-	MDL      *MDL
+	MDL      *mdl.Lock
 	indexer  Indexer
 	settings func() Settings
 	log      *slog.Logger
@@ -134,9 +135,9 @@ type Manager struct {
 
 // NewManager creates a manager; Start runs it.
 // tempDir holds the ingest backfill's sstables while they are written.
-func NewManager(store *kv.Store, cat *catalog.Catalog, mdl *MDL, indexer Indexer, settings func() Settings, tempDir string, log *slog.Logger) *Manager {
+func NewManager(store *kv.Store, cat *catalog.Catalog, lock *mdl.Lock, indexer Indexer, settings func() Settings, tempDir string, log *slog.Logger) *Manager {
 	return &Manager{
-		store: store, cat: cat, MDL: mdl, indexer: indexer, settings: settings, log: log, tempDir: tempDir,
+		store: store, cat: cat, MDL: lock, indexer: indexer, settings: settings, log: log, tempDir: tempDir,
 		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{}, stopWait: map[int64]context.CancelFunc{},
 		phase: map[int64]string{}, phaseSince: map[int64]time.Time{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}),

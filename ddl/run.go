@@ -13,6 +13,7 @@ import (
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/kv"
+	"github.com/reorgdb/reorgdb/mdl"
 )
 
 // run drives one job to a final state, or until the manager stops (then
@@ -124,7 +125,7 @@ func (m *Manager) waitMDL(ctx context.Context, id int64, v int64) error {
 	}
 	start := time.Now()
 	var logged time.Time
-	err := m.MDL.WaitRange(wctx, lo, v, nil, time.Second, func(l *Lease) {
+	err := m.MDL.WaitRange(wctx, lo, v, nil, time.Second, func(l *mdl.Lease) {
 		msg := fmt.Sprintf("waiting for a transaction started %s ago on schema version %d (%s)",
 			time.Since(l.Started).Round(time.Second), l.Version, l.Owner)
 		m.update(id, func(j *Job) { j.Comment = msg })

@@ -17,6 +17,7 @@ import (
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/kv"
+	"github.com/reorgdb/reorgdb/mdl"
 )
 
 // TestRunner drives ADD INDEX jobs through every schema state and ingest
@@ -120,7 +121,7 @@ func (e *runnerEnv) open() {
 		e.t.Fatal(err)
 	}
 	e.cat = cat
-	e.m = NewManager(e.store, cat, NewMDL(), testIndexer{}, func() Settings { return e.set }, e.dir+"/tmp", quietLog())
+	e.m = NewManager(e.store, cat, mdl.New(), testIndexer{}, func() Settings { return e.set }, e.dir+"/tmp", quietLog())
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -24,6 +24,7 @@ import (
 	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
+	"github.com/reorgdb/reorgdb/mdl"
 )
 
 // Engine ties a kv store and its catalog to a go-mysql-server engine.
@@ -34,7 +35,7 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *Metrics
 
-	mdl   *ddl.MDL
+	mdl   *mdl.Lock
 	DDL   *ddl.Manager
 	ddlMu sync.Mutex // serializes the short synchronous schema changes (RENAME INDEX)
 	// altering counts, per table ID, the statements now adding indexes to
@@ -74,7 +75,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	if opts.Testing {
 		registerTestingVariables()
 	}
-	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: ddl.NewMDL()}
+	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: mdl.New()}
 	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.TempDir, opts.Logger)
 	e.DDL.SetForeground(e.metrics.started.Load)
 	pro := &Provider{e: e}

@@ -14,13 +14,14 @@ import (
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
+	"github.com/reorgdb/reorgdb/mdl"
 )
 
 // Transaction is one SQL transaction: one kv snapshot-isolation
 // transaction plus the schema version it started under.
 type Transaction struct {
 	e          *Engine
-	lease      *ddl.Lease
+	lease      *mdl.Lease
 	done       bool
 	txn        *kv.Txn
 	schema     *catalog.Schema

@@ -1,4 +1,4 @@
-package ddl
+package mdl
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestMDLWaitsForOlderLeasesOnly(t *testing.T) {
-	m := NewMDL()
+	m := New()
 	version := int64(5)
 	cur := func() int64 { return version }
 	old := m.Acquire(cur, "old")
@@ -51,7 +51,7 @@ func TestMDLWaitsForOlderLeasesOnly(t *testing.T) {
 }
 
 func TestLeaseRenew(t *testing.T) {
-	m := NewMDL()
+	m := New()
 	l := m.Acquire(func() int64 { return 1 }, "x")
 	if m.Oldest(0, 2, nil) != l {
 		t.Fatal("lease on version 1 does not block version 2")

@@ -1,4 +1,17 @@
-package ddl
+// Package mdl is the metadata lock: the rule that lets a schema change
+// move an index or column through its states while transactions run.
+//
+// Every transaction holds a Lease on the schema version it started under
+// (taken in package sql when the transaction begins, released when it
+// ends). A schema change publishes version v, then waits (Lock.Wait) until
+// no lease on a version below v is left. Invariant: at any moment the live
+// transactions use at most two adjacent schema versions, so no DML can
+// skip a state that a concurrent backfill or merge relies on (package ddl
+// states which DML writes what in each state).
+//
+// The lock knows nothing of schemas or jobs; it only counts leases by
+// version, below both ddl, which waits on it, and sql, which takes leases.
+package mdl
 
 import (
 	"context"
@@ -6,33 +19,27 @@ import (
 	"time"
 )
 
-// MDL is the metadata lock. Every transaction holds a lease on the schema
-// version it started under; a schema change publishes version v and then
-// waits until no lease on a version below v is left. Two transactions can
-// therefore never disagree by more than one schema step about an index's
-// state, which is what makes the delete-only / write-only / public
-// sequence safe: no DML can skip an index that a concurrent backfill
-// assumes is maintained.
-type MDL struct {
+// Lock is the metadata lock: the set of live leases.
+type Lock struct {
 	mu     sync.Mutex
 	leases map[*Lease]struct{}
 }
 
 // Lease is one transaction's hold on a schema version.
 type Lease struct {
-	m       *MDL
+	m       *Lock
 	Version int64
 	Started time.Time
 	Owner   string // shown when the lease holds up a schema change
 }
 
-// NewMDL returns an empty metadata lock.
-func NewMDL() *MDL { return &MDL{leases: map[*Lease]struct{}{}} }
+// New returns a lock with no lease.
+func New() *Lock { return &Lock{leases: map[*Lease]struct{}{}} }
 
 // Acquire registers a lease on the version that current returns; current is
 // called under the lock so that a concurrent publish is either seen or
 // waited for.
-func (m *MDL) Acquire(current func() int64, owner string) *Lease {
+func (m *Lock) Acquire(current func() int64, owner string) *Lease {
 	m.mu.Lock()
 	l := &Lease{m: m, Version: current(), Started: time.Now(), Owner: owner}
 	m.leases[l] = struct{}{}
@@ -60,7 +67,7 @@ func (l *Lease) Renew(v int64) {
 
 // Oldest returns the oldest lease on a version in [lo, v), other than
 // except, or nil.
-func (m *MDL) Oldest(lo, v int64, except *Lease) *Lease {
+func (m *Lock) Oldest(lo, v int64, except *Lease) *Lease {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var oldest *Lease
@@ -75,14 +82,14 @@ func (m *MDL) Oldest(lo, v int64, except *Lease) *Lease {
 // Wait blocks until no lease below version v remains (except one, the
 // issuing session's own). report is called, at most once per interval,
 // with the lease that holds the change up for longer than warnAfter.
-func (m *MDL) Wait(ctx context.Context, v int64, except *Lease, warnAfter time.Duration, report func(*Lease)) error {
+func (m *Lock) Wait(ctx context.Context, v int64, except *Lease, warnAfter time.Duration, report func(*Lease)) error {
 	return m.WaitRange(ctx, 0, v, except, warnAfter, report)
 }
 
 // WaitRange is Wait for the leases on versions in [lo, v) only: a schema
 // change that is being undone need not wait for transactions that began
 // before it started, since they never saw it.
-func (m *MDL) WaitRange(ctx context.Context, lo, v int64, except *Lease, warnAfter time.Duration, report func(*Lease)) error {
+func (m *Lock) WaitRange(ctx context.Context, lo, v int64, except *Lease, warnAfter time.Duration, report func(*Lease)) error {
 	start := time.Now()
 	lastReport := time.Time{}
 	sleep := 200 * time.Microsecond
@@ -107,7 +114,7 @@ func (m *MDL) WaitRange(ctx context.Context, lo, v int64, except *Lease, warnAft
 }
 
 // Count returns the number of live leases.
-func (m *MDL) Count() int {
+func (m *Lock) Count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.leases)
