@@ -258,8 +258,10 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		return "", h.done(c, query, err)
 	}
 	first := query
-	if f, _, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
-		first = f
+	if strings.Contains(query, ";") { // else it is one statement
+		if f, _, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
+			first = f
+		}
 	}
 	if err = h.precheck(c, first); err != nil {
 		return "", h.done(c, first, err)
