@@ -179,6 +179,12 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if rsql.IsOptimize(query) {
 		return h.done(c, query, h.optimize(ctx, c, query, cb))
 	}
+	if tables, ok, perr := rsql.ChecksumTables(query); ok || perr != nil {
+		if perr == nil {
+			perr = h.checksum(ctx, c, query, tables, cb)
+		}
+		return h.done(c, query, perr)
+	}
 	if isAdmin(query) {
 		var res *sqltypes.Result
 		if res, err = h.admin(c, query); err == nil {
@@ -249,6 +255,12 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	if rsql.IsOptimize(query) {
 		return "", h.done(c, query, h.optimize(ctx, c, query, h.spool(c, query, cb)))
+	}
+	if tables, ok, perr := rsql.ChecksumTables(query); ok || perr != nil {
+		if perr == nil {
+			perr = h.checksum(ctx, c, query, tables, h.spool(c, query, cb))
+		}
+		return "", h.done(c, query, perr)
 	}
 	if isAdmin(query) {
 		var res *sqltypes.Result

@@ -149,3 +149,16 @@ func splitTableList(s string) ([][2]string, error) {
 func isIdentByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c >= 0x80
 }
+
+var reChecksum = regexp.MustCompile(`(?is)^\s*CHECKSUM\s+TABLES?\s+(.+?)(?:\s+(?:QUICK|EXTENDED))?\s*;?\s*$`)
+
+// ChecksumTables returns the tables a CHECKSUM TABLE statement names, as
+// (database or "", table) pairs; ok is false for another statement.
+func ChecksumTables(query string) (tables [][2]string, ok bool, err error) {
+	m := reChecksum.FindStringSubmatch(query)
+	if m == nil {
+		return nil, false, nil
+	}
+	tables, err = splitTableList(m[1])
+	return tables, true, err
+}

@@ -13,6 +13,9 @@ import (
 // ruleMax1Row is the id of clearMax1Row, past go-mysql-server's own.
 const ruleMax1Row analyzer.RuleId = 10000
 
+// ruleViewDDL is the id of clearViewDDL.
+const ruleViewDDL analyzer.RuleId = 10013
+
 var onceAfterAllRules sync.Once
 
 // addRules adds ReorgDB's analyzer rules to go-mysql-server's last batch;
@@ -21,12 +24,13 @@ var onceAfterAllRules sync.Once
 func addRules(a *analyzer.Analyzer) {
 	registerReadOnly()
 	ro := analyzer.Rule{Id: ruleReadOnly, Apply: enforceReadOnly}
+	vd := analyzer.Rule{Id: ruleViewDDL, Apply: clearViewDDL}
 	onceAfterAllRules.Do(func() {
-		analyzer.OnceAfterAll = append(analyzer.OnceAfterAll[:len(analyzer.OnceAfterAll):len(analyzer.OnceAfterAll)], ro)
+		analyzer.OnceAfterAll = append(analyzer.OnceAfterAll[:len(analyzer.OnceAfterAll):len(analyzer.OnceAfterAll)], ro, vd)
 	})
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" && !hasRule(b.Rules, ruleReadOnly) {
-			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro)
+			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro, vd)
 		}
 	}
 	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
@@ -67,9 +71,44 @@ func clearMax1Row(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.Sc
 	return n, transform.SameTree, nil
 }
 
+// clearViewDDL drops the flag that makes go-mysql-server commit the
+// session's transaction after a statement (QFlagDDL) where it sets it
+// wrongly: reading a view binds the view's CREATE VIEW statement, which
+// sets the flag for the statement that reads it, so a SELECT, INSERT or
+// SHOW that touched a view committed the open transaction (and lost its
+// savepoints, which broke mariadb-dump --single-transaction). Only a
+// statement that is DDL commits implicitly.
+func clearViewDDL(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, qFlags *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
+	if qFlags != nil && qFlags.IsSet(gms.QFlagDDL) && !startsDDL(ctx.Query()) {
+		qFlags.Unset(gms.QFlagDDL)
+	}
+	return n, transform.SameTree, nil
+}
+
+// startsDDL reports whether a statement's first keyword is one that
+// begins a statement committing implicitly in MySQL.
+func startsDDL(q string) bool {
+	switch firstKeyword(q) {
+	case "select", "with", "insert", "replace", "update", "delete", "show", "describe", "desc",
+		"explain", "table", "values", "call", "do", "set", "handler":
+		return false
+	}
+	return true
+}
+
 // isExplain reports whether a statement is EXPLAIN / DESCRIBE / DESC of a
 // query.
 func isExplain(q string) bool {
+	switch firstKeyword(q) {
+	case "explain", "describe", "desc":
+		return true
+	}
+	return false
+}
+
+// firstKeyword is a statement's first word, lowercased, past comments
+// and opening parentheses.
+func firstKeyword(q string) string {
 	for {
 		q = strings.TrimLeft(q, " \t\r\n(")
 		if !strings.HasPrefix(q, "/*") {
@@ -77,7 +116,7 @@ func isExplain(q string) bool {
 		}
 		end := strings.Index(q, "*/")
 		if end < 0 {
-			return false
+			return ""
 		}
 		q = q[end+2:]
 	}
@@ -85,11 +124,7 @@ func isExplain(q string) bool {
 	if end < 0 {
 		end = len(q)
 	}
-	switch strings.ToLower(q[:end]) {
-	case "explain", "describe", "desc":
-		return true
-	}
-	return false
+	return strings.ToLower(q[:end])
 }
 
 func hasRule(rules []analyzer.Rule, id analyzer.RuleId) bool {

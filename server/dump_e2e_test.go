@@ -1,0 +1,177 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"net"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// A statement that reads a view must not commit the open transaction:
+// go-mysql-server flagged it as DDL (binding the view's CREATE VIEW), which
+// committed the transaction and dropped its savepoints, so ROLLBACK kept
+// the rows and mariadb-dump --single-transaction failed on its first view.
+func TestViewReadKeepsTransaction(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExecDB(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))",
+		"INSERT INTO t VALUES (1, 'a')", "CREATE VIEW vv AS SELECT * FROM t")
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, read := range []string{"SELECT count(*) FROM vv", "SHOW CREATE TABLE vv", "SHOW FIELDS FROM vv",
+		"INSERT INTO t SELECT id + 10, v FROM vv"} {
+		mustExec(t, c, "BEGIN", "INSERT INTO t VALUES (2, 'b')", "SAVEPOINT sp", read, "ROLLBACK TO SAVEPOINT sp", "ROLLBACK")
+		query(t, db, "SELECT count(*) FROM t", "1")
+	}
+	// DDL still commits implicitly, as in MySQL.
+	mustExec(t, c, "BEGIN", "INSERT INTO t VALUES (3, 'c')", "CREATE VIEW v2 AS SELECT 1", "ROLLBACK")
+	query(t, db, "SELECT count(*) FROM t", "2")
+}
+
+func TestChecksumTable(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExecDB(t, db,
+		"CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(10), n DOUBLE)",
+		"CREATE TABLE b (id INT PRIMARY KEY, v VARCHAR(10), n DOUBLE)",
+		"INSERT INTO a VALUES (1, 'x', 1.5), (2, NULL, NULL), (3, '', 0)",
+		"INSERT INTO b VALUES (3, '', 0), (1, 'x', 1.5), (2, NULL, NULL)")
+	sum := func(q string) map[string]any {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		out := map[string]any{}
+		for rows.Next() {
+			var name string
+			var v any
+			if err := rows.Scan(&name, &v); err != nil {
+				t.Fatal(err)
+			}
+			out[name] = v
+		}
+		return out
+	}
+	got := sum("CHECKSUM TABLE a, b, app.nosuch")
+	if got["app.a"] == nil || got["app.a"] != got["app.b"] {
+		t.Fatalf("equal rows in another order: %v", got)
+	}
+	if got["app.nosuch"] != nil {
+		t.Fatalf("missing table: %v", got)
+	}
+	// A NULL is not an empty string.
+	mustExecDB(t, db, "UPDATE b SET v = '' WHERE id = 2")
+	if got := sum("CHECKSUM TABLE a, b EXTENDED"); got["app.a"] == got["app.b"] {
+		t.Fatalf("different rows, same checksum: %v", got)
+	}
+	_, err := s.DB("").Exec("CHECKSUM TABLE a")
+	expectCode(t, err, 1046)
+}
+
+// mariadb-dump --single-transaction of a database with every kind of
+// column, indexes, defaults, AUTO_INCREMENT, a view, a trigger and a
+// procedure loads into a new server with the mariadb client, and every
+// table has the same rows (CHECKSUM TABLE) and definition there.
+func TestDumpRestoreRoundTrip(t *testing.T) {
+	dump, err := exec.LookPath("mariadb-dump")
+	client, err2 := exec.LookPath("mariadb")
+	if err != nil || err2 != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mariadb-dump or mariadb is not installed; .ci/run installs mariadb-client")
+		}
+		t.Skip("mariadb-client is not installed")
+	}
+	src, dst := servertest.Start(t), servertest.Start(t)
+	db := src.DB("app")
+	mustExecDB(t, db,
+		`CREATE TABLE ty (id INT AUTO_INCREMENT PRIMARY KEY, a TINYINT, b SMALLINT UNSIGNED, c BIGINT,
+			d DECIMAL(10,3) DEFAULT 1.5, e FLOAT, f DOUBLE, g CHAR(5), h VARCHAR(30) DEFAULT 'x', i TEXT,
+			j BLOB, k DATE, l DATETIME(3), m TIMESTAMP NULL, n TIME(2), o YEAR, p ENUM('a','b') DEFAULT 'b',
+			q SET('x','y'), r BIT(5), s JSON, u VARBINARY(10), KEY (h), UNIQUE KEY (g)) COMMENT 'types 🛒'`,
+		`INSERT INTO ty (a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,u) VALUES
+			(1,2,3,4.5,1.25,2.5,'g','h','it''s',x'00ff27','2024-01-02','2024-01-02 03:04:05.678',
+			 '2024-01-02 03:04:05','12:34:56.78',2024,'a','x,y',b'101','{"k":[1,"two"]}',x'ff00'),
+			(-1,NULL,-9223372036854775808,-0.001,NULL,-1e300,'g2',NULL,'',NULL,NULL,NULL,NULL,'-838:59:59',NULL,NULL,'',NULL,NULL,NULL)`,
+		"CREATE TABLE log (id INT AUTO_INCREMENT PRIMARY KEY, msg VARCHAR(50) COLLATE utf8mb4_general_ci, KEY (msg))",
+		"CREATE TRIGGER ty_ins AFTER INSERT ON ty FOR EACH ROW INSERT INTO log (msg) VALUES (CONCAT('ty ', NEW.id))",
+		"INSERT INTO ty (g) VALUES ('g3')",
+		"CREATE VIEW tv AS SELECT id, h FROM ty WHERE h IS NOT NULL",
+		"CREATE PROCEDURE count_ty(OUT n INT) SELECT count(*) INTO n FROM ty")
+
+	host, port, _ := net.SplitHostPort(src.Addr())
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(dump, "-h"+host, "-P"+port, "-uroot", "--skip-ssl", "--single-transaction",
+		"--routines", "--triggers", "--databases", "app")
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mariadb-dump: %v\n%s", err, errOut.String())
+	}
+	host, port, _ = net.SplitHostPort(dst.Addr())
+	load := exec.Command(client, "-h"+host, "-P"+port, "-uroot", "--skip-ssl")
+	load.Stdin = &out
+	if b, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("loading the dump: %v\n%s", err, b)
+	}
+
+	restored := dst.DB("app")
+	for _, table := range []string{"ty", "log"} {
+		want := rowStrings(t, db, "CHECKSUM TABLE "+table)
+		if got := rowStrings(t, restored, "CHECKSUM TABLE "+table); got[1] != want[1] || want[1] == "" {
+			t.Errorf("CHECKSUM TABLE %s: source %v, restored %v", table, want, got)
+		}
+		want = rowStrings(t, db, "SHOW CREATE TABLE "+table)
+		if got := rowStrings(t, restored, "SHOW CREATE TABLE "+table); got[1] != want[1] {
+			t.Errorf("SHOW CREATE TABLE %s:\nsource   %s\nrestored %s", table, want[1], got[1])
+		}
+	}
+	query(t, restored, "SELECT count(*) FROM tv", "2")
+	mustExecDB(t, restored, "INSERT INTO ty (g) VALUES ('g4')", "CALL count_ty(@n)")
+	query(t, restored, "SELECT @n", "4")
+	query(t, restored, "SELECT count(*) FROM log", "2")
+}
+
+func mustExecDB(t *testing.T, db *sql.DB, qs ...string) {
+	t.Helper()
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// rowStrings is the first row of q's result, NULL as "".
+func rowStrings(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if !rows.Next() {
+		t.Fatalf("%s: no row (%v)", q, rows.Err())
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(cols))
+	for i, v := range vals {
+		out[i] = v.String
+	}
+	return out
+}
