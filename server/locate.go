@@ -36,6 +36,12 @@ func (h *handler) stmtInfo(c *mysql.Conn, query string) *stmtInfo {
 			return mismatchedRow(tableOf, curDB(), query)
 		},
 		currentDB: curDB,
+		foreignKey: func(table, name string) (string, bool) {
+			return h.s.engine.ForeignKeyText(curDB(), table, name)
+		},
+		fkChild: func(parent, name string) string {
+			return h.s.engine.ForeignKeyChild(curDB(), parent, name)
+		},
 		qualify: func(name string) string {
 			if stmt, err := sqlparser.Parse(query); err == nil {
 				db := ""

@@ -25,7 +25,7 @@ func (s kvSpan) first() []byte {
 // integer PK, index-key ranges followed by record point reads otherwise.
 func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLookup) (gms.RowIter, error) {
 	txn := tx.txn
-	lock := tx.stmt.lockRows
+	lock := tx.stmt.lockRows || t.refCheck
 	gi, ok := lookup.Index.(*Index)
 	if !ok {
 		return nil, io.ErrUnexpectedEOF

@@ -21,6 +21,9 @@ type Table struct {
 	projDec *codec.RowDecoder
 	lookup  *gms.IndexLookup
 	hint    *indexHint // the statement's USE / IGNORE / FORCE INDEX for this table
+	// refCheck: the table serves a foreign key's lookup of parent rows,
+	// which locks and current-reads them (SetReferenceCheck).
+	refCheck bool
 }
 
 var (
