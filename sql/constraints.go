@@ -237,7 +237,7 @@ type fkEditor struct {
 }
 
 func (f *fkEditor) GetIndexes(ctx *gms.Context) ([]gms.Index, error) { return f.t.GetIndexes(ctx) }
-func (f *fkEditor) PreciseMatch() bool                             { return f.t.PreciseMatch() }
+func (f *fkEditor) PreciseMatch() bool                               { return f.t.PreciseMatch() }
 func (f *fkEditor) IndexedAccess(ctx *gms.Context, lookup gms.IndexLookup) gms.IndexedTable {
 	return f.t.IndexedAccess(ctx, lookup)
 }
