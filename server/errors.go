@@ -636,6 +636,10 @@ func mapError(err error, st *stmtInfo) error {
 			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg)
 		}
 	case mysql.ERNoSuchTable:
+		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil && st != nil && reCreateWithFK.MatchString(st.query) {
+			// go-mysql-server looks the parents up before the table exists.
+			return mysql.NewSQLError(1824, "HY000", "Failed to open the referenced table '%s'", m[1])
+		}
 		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil {
 			name := qualifiedTable(m[1], st)
 			if st != nil && reDropTable.MatchString(st.query) {
@@ -691,6 +695,7 @@ var (
 	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
 	reCantDrop      = regexp.MustCompile(`^(?:error: )?can't drop '(.*)'; check that column/key exists$`)
 	reDrop          = regexp.MustCompile(`(?i)\bDROP\b`)
+	reCreateWithFK  = regexp.MustCompile(`(?is)^\s*CREATE\s+TABLE\b.*\bREFERENCES\b`)
 	reDeallocate    = regexp.MustCompile(`(?i)^\s*(?:DEALLOCATE|DROP)\s+PREPARE\b`)
 )
 

@@ -118,3 +118,76 @@ func TestForeignKeyActions(t *testing.T) {
 	fkErr(t, db, "DROP TABLE p", 3730, "Cannot drop table 'p' referenced by a foreign key constraint 'c_ibfk_1' on table 'c'.")
 	fkExec(t, db, "DROP TABLE c, cc, cn", "DROP TABLE p")
 }
+
+// TestForeignKeyDDL: ALTER TABLE ADD FOREIGN KEY checks the rows there
+// are (1452) and adds an index to the child when it has none; a parent
+// without an index on the referenced columns gets 1822; DROP FOREIGN KEY
+// leaves the index; SHOW CREATE TABLE prints the constraint so that it
+// loads back; information_schema shows it; temporary tables refuse it.
+func TestForeignKeyDDL(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("d")
+	db.SetMaxOpenConns(1)
+	fkExec(t, db,
+		"CREATE TABLE p (id INT PRIMARY KEY, u INT, n INT, UNIQUE KEY u (u))",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, pu INT)",
+		"INSERT INTO p VALUES (1, 10, 100), (2, 20, 200)",
+		"INSERT INTO c VALUES (1, 1, 10), (2, 3, 20)",
+	)
+	fkErr(t, db, "ALTER TABLE c ADD CONSTRAINT c_p FOREIGN KEY (pid) REFERENCES p(id)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `c_p` FOREIGN KEY (`pid`) REFERENCES `p` (`id`))")
+	fkErr(t, db, "ALTER TABLE c ADD CONSTRAINT c_n FOREIGN KEY (pid) REFERENCES p(n)", 1822,
+		"Failed to add the foreign key constraint. Missing index for constraint 'c_n' in the referenced table 'p'")
+	fkErr(t, db, "CREATE TABLE c2 (id INT PRIMARY KEY, pn INT, CONSTRAINT c2_n FOREIGN KEY (pn) REFERENCES p(n))", 1822,
+		"Failed to add the foreign key constraint. Missing index for constraint 'c2_n' in the referenced table 'p'")
+	fkErr(t, db, "CREATE TABLE c2 (id INT PRIMARY KEY, pn INT, FOREIGN KEY (pn) REFERENCES nope(n))", 1824,
+		"Failed to open the referenced table 'nope'")
+	fkWant(t, db, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'd' AND table_name = 'c2'", "0")
+	fkErr(t, db, "CREATE TEMPORARY TABLE tc (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p(id))", 1215,
+		"Cannot add foreign key constraint")
+	fkExec(t, db,
+		"UPDATE c SET pid = 2, pu = NULL WHERE id = 2",
+		"ALTER TABLE c ADD CONSTRAINT c_p FOREIGN KEY (pid) REFERENCES p(id) ON DELETE CASCADE",
+		"ALTER TABLE c ADD FOREIGN KEY (pu) REFERENCES p(u) ON UPDATE SET NULL",
+	)
+	fkWant(t, db, "SELECT index_name, column_name FROM information_schema.statistics WHERE table_schema = 'd' AND table_name = 'c' ORDER BY index_name",
+		"c_p,pid;PRIMARY,id;pu,pu")
+	want := "CREATE TABLE `c` (\n" +
+		"  `id` int NOT NULL,\n" +
+		"  `pid` int,\n" +
+		"  `pu` int,\n" +
+		"  PRIMARY KEY (`id`),\n" +
+		"  KEY `c_p` (`pid`),\n" +
+		"  KEY `pu` (`pu`),\n" +
+		"  CONSTRAINT `c_p` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE,\n" +
+		"  CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pu`) REFERENCES `p` (`u`) ON UPDATE SET NULL\n" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+	var name, create string
+	if err := db.QueryRow("SHOW CREATE TABLE c").Scan(&name, &create); err != nil || create != want {
+		t.Errorf("SHOW CREATE TABLE c: %v\n%s\nwant\n%s", err, create, want)
+	}
+	fkWant(t, db, "SELECT constraint_name, unique_constraint_name, update_rule, delete_rule, table_name, referenced_table_name FROM information_schema.referential_constraints WHERE constraint_schema = 'd' ORDER BY constraint_name",
+		"c_ibfk_1,u,SET NULL,NO ACTION,c,p;c_p,PRIMARY,NO ACTION,CASCADE,c,p")
+	fkWant(t, db, "SELECT constraint_name, column_name, referenced_table_name, referenced_column_name FROM information_schema.key_column_usage WHERE table_schema = 'd' AND table_name = 'c' AND referenced_table_name IS NOT NULL ORDER BY constraint_name",
+		"c_ibfk_1,pu,p,u;c_p,pid,p,id")
+
+	// The printed statement makes the same table.
+	fkExec(t, db, "CREATE DATABASE d2", "CREATE TABLE d2.p (id INT PRIMARY KEY, u INT, UNIQUE KEY u (u))", "USE d2", create, "USE d")
+	var create2 string
+	if err := db.QueryRow("SHOW CREATE TABLE d2.c").Scan(&name, &create2); err != nil || create2 != want {
+		t.Errorf("SHOW CREATE TABLE d2.c: %v\n%s\nwant\n%s", err, create2, want)
+	}
+
+	fkExec(t, db, "DELETE FROM p WHERE id = 2")
+	fkWant(t, db, "SELECT id, pid, pu FROM c ORDER BY id", "1,1,10")
+	fkExec(t, db, "ALTER TABLE c DROP FOREIGN KEY c_p", "UPDATE c SET pu = NULL", "DELETE FROM p WHERE id = 1")
+	fkWant(t, db, "SELECT id, pid, pu FROM c ORDER BY id", "1,1,NULL")
+	fkErr(t, db, "ALTER TABLE c DROP FOREIGN KEY c_p", 1091, "Can't DROP 'c_p'; check that column/key exists")
+	fkWant(t, db, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = 'd' AND table_name = 'c' AND index_name = 'c_p'", "1")
+
+	// RENAME TABLE of the parent keeps the constraint on it.
+	fkExec(t, db, "INSERT INTO p VALUES (5, 50, 500)", "RENAME TABLE p TO p2")
+	fkErr(t, db, "INSERT INTO c VALUES (9, NULL, 99)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pu`) REFERENCES `p2` (`u`) ON UPDATE SET NULL)")
+	fkExec(t, db, "INSERT INTO c VALUES (9, NULL, 50)")
+}

@@ -37,7 +37,7 @@ func (h *handler) stmtInfo(c *mysql.Conn, query string) *stmtInfo {
 		},
 		currentDB: curDB,
 		foreignKey: func(table, name string) (string, bool) {
-			return h.s.engine.ForeignKeyText(curDB(), table, name)
+			return h.s.engine.ForeignKeyText(curDB(), table, name, query)
 		},
 		fkChild: func(parent, name string) string {
 			return h.s.engine.ForeignKeyChild(curDB(), parent, name)

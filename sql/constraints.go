@@ -489,10 +489,17 @@ func boolRank(b bool) int {
 // ForeignKeyText is how MySQL's errors name foreign key name of child
 // table table: "(`db`.`c`, CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES
 // `p` (`id`) ON DELETE CASCADE)". db is the session's database.
-func (e *Engine) ForeignKeyText(db, table, name string) (string, bool) {
+// A key the statement query was adding is taken from the statement.
+func (e *Engine) ForeignKeyText(db, table, name, query string) (string, bool) {
 	childDB, fk, ok := e.findForeignKey(db, table, name)
 	if !ok {
-		return "", false
+		if fk, ok = statementForeignKey(query, name); !ok {
+			return "", false
+		}
+		childDB = db
+		if fk.ParentDB == "" {
+			fk.ParentDB = db
+		}
 	}
 	parent := gms.QuoteIdentifier(fk.ParentTable)
 	if !strings.EqualFold(fk.ParentDB, childDB) {
@@ -524,4 +531,64 @@ func (e *Engine) ForeignKeyChild(db, parent, name string) string {
 		}
 	}
 	return ""
+}
+
+// statementForeignKey is foreign key name of a CREATE or ALTER TABLE
+// statement; an unnamed one matches a generated name (<table>_ibfk_<n>)
+// when it is the statement's only unnamed key.
+func statementForeignKey(query, name string) (catalog.ForeignKey, bool) {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return catalog.ForeignKey{}, false
+	}
+	var ddls []*sqlparser.DDL
+	switch s := stmt.(type) {
+	case *sqlparser.DDL:
+		ddls = []*sqlparser.DDL{s}
+	case *sqlparser.AlterTable:
+		ddls = s.Statements
+	}
+	var named, unnamed []catalog.ForeignKey
+	for _, d := range ddls {
+		if d.TableSpec == nil {
+			continue
+		}
+		for _, c := range d.TableSpec.Constraints {
+			def, ok := c.Details.(*sqlparser.ForeignKeyDefinition)
+			if !ok {
+				continue
+			}
+			fk := fromParsedForeignKey(c.Name, def)
+			if c.Name == "" {
+				unnamed = append(unnamed, fk)
+			} else if strings.EqualFold(c.Name, name) {
+				named = append(named, fk)
+			}
+		}
+	}
+	switch {
+	case len(named) > 0:
+		return named[0], true
+	case len(unnamed) == 1 && strings.Contains(name, "_ibfk_"):
+		unnamed[0].Name = name
+		return unnamed[0], true
+	}
+	return catalog.ForeignKey{}, false
+}
+
+func fromParsedForeignKey(name string, def *sqlparser.ForeignKeyDefinition) catalog.ForeignKey {
+	actions := map[sqlparser.ReferenceAction]string{sqlparser.Restrict: "RESTRICT", sqlparser.Cascade: "CASCADE",
+		sqlparser.NoAction: "NO ACTION", sqlparser.SetNull: "SET NULL", sqlparser.SetDefault: "SET DEFAULT"}
+	fk := catalog.ForeignKey{Name: name, ParentTable: def.ReferencedTable.Name.String(),
+		OnDelete: actions[def.OnDelete], OnUpdate: actions[def.OnUpdate]}
+	if !def.ReferencedTable.DbQualifier.IsEmpty() {
+		fk.ParentDB = def.ReferencedTable.DbQualifier.String()
+	}
+	for _, c := range def.Source {
+		fk.Columns = append(fk.Columns, c.String())
+	}
+	for _, c := range def.ReferencedColumns {
+		fk.ParentColumns = append(fk.ParentColumns, c.String())
+	}
+	return fk
 }
