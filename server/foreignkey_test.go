@@ -191,3 +191,92 @@ func TestForeignKeyDDL(t *testing.T) {
 		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pu`) REFERENCES `p2` (`u`) ON UPDATE SET NULL)")
 	fkExec(t, db, "INSERT INTO c VALUES (9, NULL, 50)")
 }
+
+// TestForeignKeyRestart: foreign keys and checks are kept across a
+// restart on the same data directory, and enforced after it.
+func TestForeignKeyRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	db := s.DB("d")
+	fkExec(t, db,
+		"CREATE TABLE p (id INT PRIMARY KEY)",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, n INT CHECK (n > 0), CONSTRAINT c_p FOREIGN KEY (pid) REFERENCES p(id) ON DELETE CASCADE)",
+		"INSERT INTO p VALUES (1), (2)",
+		"INSERT INTO c VALUES (1, 1, 1), (2, 2, 2)",
+	)
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := servertest.StartDir(t, dir)
+	db2 := s2.DB("d")
+	fkErr(t, db2, "INSERT INTO c VALUES (3, 3, 3)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `c_p` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE)")
+	fkErr(t, db2, "INSERT INTO c VALUES (3, 1, 0)", 3819, "Check constraint 'c_chk_1' is violated.")
+	fkExec(t, db2, "DELETE FROM p WHERE id = 1")
+	fkWant(t, db2, "SELECT id, pid, n FROM c", "2,2,2")
+	fkWant(t, db2, "SELECT constraint_name, constraint_type FROM information_schema.table_constraints WHERE table_schema = 'd' AND table_name = 'c' ORDER BY constraint_name",
+		"c_chk_1,CHECK;c_p,FOREIGN KEY;PRIMARY,PRIMARY KEY")
+}
+
+// TestForeignKeyPrepared: prepared INSERT, UPDATE and DELETE by primary
+// key, which ReorgDB otherwise runs without go-mysql-server, are checked
+// on a child, a parent and a table with a check, also when the
+// constraint comes after the statements were prepared and run.
+func TestForeignKeyPrepared(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("d")
+	db.SetMaxOpenConns(1)
+	fkExec(t, db,
+		"CREATE TABLE p (id INT PRIMARY KEY, v INT)",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT)",
+		"INSERT INTO p VALUES (1, 1), (2, 2)",
+	)
+	prep := func(q string) *sql.Stmt {
+		st, err := db.Prepare(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	insC := prep("INSERT INTO c (id, pid) VALUES (?, ?)")
+	updC := prep("UPDATE c SET pid = ? WHERE id = ?")
+	delP := prep("DELETE FROM p WHERE id = ?")
+	updP := prep("UPDATE p SET v = ? WHERE id = ?")
+	run := func(st *sql.Stmt, args ...any) error {
+		_, err := st.Exec(args...)
+		return err
+	}
+	// Fast before any constraint exists.
+	hits := s.FastPathHits()
+	if err := run(insC, 1, 9); err != nil {
+		t.Fatal(err)
+	}
+	if s.FastPathHits() == hits {
+		t.Fatal("the prepared INSERT did not take the fast path; the test proves nothing")
+	}
+	fkExec(t, db, "DELETE FROM c", "ALTER TABLE c ADD CONSTRAINT c_p FOREIGN KEY (pid) REFERENCES p(id)",
+		"ALTER TABLE p ADD CONSTRAINT v_pos CHECK (v > 0)")
+	fk := "(`d`.`c`, CONSTRAINT `c_p` FOREIGN KEY (`pid`) REFERENCES `p` (`id`))"
+	for _, c := range []struct {
+		st   *sql.Stmt
+		args []any
+		code uint16
+		msg  string
+	}{
+		{insC, []any{1, 9}, 1452, "Cannot add or update a child row: a foreign key constraint fails " + fk},
+		{insC, []any{1, 1}, 0, ""},
+		{updC, []any{8, 1}, 1452, "Cannot add or update a child row: a foreign key constraint fails " + fk},
+		{delP, []any{1}, 1451, "Cannot delete or update a parent row: a foreign key constraint fails " + fk},
+		{updP, []any{-1, 2}, 3819, "Check constraint 'v_pos' is violated."},
+		{delP, []any{2}, 0, ""},
+	} {
+		err := run(c.st, c.args...)
+		if c.code == 0 && err != nil || c.code != 0 && !isMySQLError(err, c.code, c.msg) {
+			t.Errorf("%v: %v, want %d %q", c.args, err, c.code, c.msg)
+		}
+	}
+	fkWant(t, db, "SELECT id, pid FROM c", "1,1")
+	fkWant(t, db, "SELECT id, v FROM p", "1,1")
+}
