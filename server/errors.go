@@ -185,6 +185,9 @@ var kindErrors = []kindError{
 	byKind(errCheckNotFound, func(a []string, _ *stmtInfo) error {
 		return sqlErr(3940, "HY000", "Constraint '%s' does not exist.", a[0])
 	}),
+	byKind(gms.ErrUnknownConstraint, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3940, "HY000", "Constraint '%s' does not exist.", unquote(a[0]))
+	}),
 	byKind(gms.ErrGeneratedColumnValue, func(a []string, _ *stmtInfo) error {
 		return sqlErr(3105, "HY000", "The value specified for generated column '%s' in table '%s' is not allowed.", unquote(a[0]), unquote(a[1]))
 	}),

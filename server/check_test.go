@@ -1,0 +1,56 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// TestCheckConstraints: column and table CHECK constraints of CREATE
+// TABLE refuse an INSERT or UPDATE that makes one false with 3819 (NULL
+// passes, NOT ENFORCED is not checked); ALTER TABLE ADD CHECK checks the
+// rows there are; DROP CHECK and DROP CONSTRAINT remove one; SHOW CREATE
+// TABLE prints them so that the statement loads back.
+func TestCheckConstraints(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("d")
+	db.SetMaxOpenConns(1)
+	fkExec(t, db,
+		"CREATE TABLE t (id INT PRIMARY KEY, a INT CHECK (a >= 0), b INT, CONSTRAINT a_lt_b CHECK (a < b), CONSTRAINT loose CHECK (b < 100) NOT ENFORCED)",
+		"INSERT INTO t VALUES (1, 1, 2), (2, NULL, 5), (3, 0, 500)",
+	)
+	fkErr(t, db, "INSERT INTO t VALUES (4, -1, 5)", 3819, "Check constraint 't_chk_1' is violated.")
+	fkErr(t, db, "INSERT INTO t VALUES (4, 6, 5)", 3819, "Check constraint 'a_lt_b' is violated.")
+	fkErr(t, db, "UPDATE t SET b = 0 WHERE id = 1", 3819, "Check constraint 'a_lt_b' is violated.")
+	fkErr(t, db, "REPLACE INTO t VALUES (1, 3, 2)", 3819, "Check constraint 'a_lt_b' is violated.")
+	fkWant(t, db, "SELECT id, a, b FROM t ORDER BY id", "1,1,2;2,NULL,5;3,0,500")
+
+	want := "CREATE TABLE `t` (\n" +
+		"  `id` int NOT NULL,\n" +
+		"  `a` int,\n" +
+		"  `b` int,\n" +
+		"  PRIMARY KEY (`id`),\n" +
+		"  CONSTRAINT `t_chk_1` CHECK ((`a` >= 0)),\n" +
+		"  CONSTRAINT `a_lt_b` CHECK ((`a` < `b`)),\n" +
+		"  CONSTRAINT `loose` CHECK ((`b` < 100)) /*!80016 NOT ENFORCED */\n" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+	var name, create string
+	if err := db.QueryRow("SHOW CREATE TABLE t").Scan(&name, &create); err != nil || create != want {
+		t.Errorf("SHOW CREATE TABLE t: %v\n%s\nwant\n%s", err, create, want)
+	}
+	fkExec(t, db, "CREATE DATABASE d2", "USE d2", create, "USE d")
+	fkErr(t, db, "INSERT INTO d2.t VALUES (4, 6, 5)", 3819, "Check constraint 'a_lt_b' is violated.")
+
+	fkErr(t, db, "ALTER TABLE t ADD CONSTRAINT big CHECK (b > 3)", 3819, "Check constraint 'big' is violated.")
+	fkErr(t, db, "ALTER TABLE t ADD CONSTRAINT a_lt_b CHECK (b > 0)", 3822, "Duplicate check constraint name 'a_lt_b'.")
+	fkErr(t, db, "ALTER TABLE t DROP CHECK nope", 3940, "Constraint 'nope' does not exist.")
+	fkExec(t, db, "ALTER TABLE t ADD CONSTRAINT big CHECK (b > 1)")
+	fkErr(t, db, "INSERT INTO t VALUES (4, 0, 1)", 3819, "Check constraint 'big' is violated.")
+	fkExec(t, db, "ALTER TABLE t DROP CHECK big", "ALTER TABLE t DROP CONSTRAINT a_lt_b", "INSERT INTO t VALUES (4, 9, 1)")
+	fkWant(t, db, "SELECT constraint_name, check_clause FROM information_schema.check_constraints WHERE constraint_schema = 'd' ORDER BY constraint_name",
+		"loose,(b < 100);t_chk_1,(a >= 0)")
+
+	// Temporary tables have checks too.
+	fkExec(t, db, "CREATE TEMPORARY TABLE tt (a INT, CHECK (a > 0))")
+	fkErr(t, db, "INSERT INTO tt VALUES (0)", 3819, "Check constraint 'tt_chk_1' is violated.")
+}
