@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
@@ -350,69 +351,123 @@ func errNoConstraint(name string) error {
 }
 
 // precheckForeignKeys validates the FOREIGN KEY clauses of a CREATE TABLE
-// of t (with the statement's indexes) against their parents, with MySQL's
-// errors, before the table exists.
+// of t (with the statement's indexes) against t and their parents, with
+// MySQL's errors, before the table exists: go-mysql-server adds the keys
+// to the table it has made, and would leave it behind on an error.
 func (d *Database) precheckForeignKeys(ctx *gms.Context, spec *sqlparser.TableSpec, t *catalog.Table) error {
 	n := 0
 	for _, c := range spec.Constraints {
-		fk, ok := c.Details.(*sqlparser.ForeignKeyDefinition)
+		def, ok := c.Details.(*sqlparser.ForeignKeyDefinition)
 		if !ok {
 			continue
 		}
 		n++
-		if t.ID >= catalog.TempIDBase {
+		if t.ID >= catalog.TempIDBase || def.OnDelete == sqlparser.SetDefault || def.OnUpdate == sqlparser.SetDefault {
 			return errCannotAddForeignKey()
 		}
-		if fk.OnDelete == sqlparser.SetDefault || fk.OnUpdate == sqlparser.SetDefault {
-			return errCannotAddForeignKey()
+		fk := fromParsedForeignKey(c.Name, def)
+		if fk.Name == "" {
+			fk.Name = fmt.Sprintf("%s_ibfk_%d", strings.ToLower(t.Name), n)
+		} else if foreignKeyOwner(d.e.schemaFor(ctx), d.def.ID, fk.Name) != "" {
+			return mysql.NewSQLError(1826, "HY000", "Duplicate foreign key constraint name '%s'", fk.Name)
+		}
+		if err := checkChildColumns(t, fk); err != nil {
+			return err
 		}
 		if !foreignKeyChecks(ctx) {
 			continue
 		}
-		name := c.Name
-		if name == "" {
-			name = fmt.Sprintf("%s_ibfk_%d", strings.ToLower(t.Name), n)
-		}
-		if err := d.precheckParent(ctx, fk, t, name); err != nil {
+		if err := d.precheckParent(ctx, fk, t); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// precheckParent checks that a foreign key's parent exists and has an
-// index that starts with the referenced columns.
-func (d *Database) precheckParent(ctx *gms.Context, fk *sqlparser.ForeignKeyDefinition, t *catalog.Table, name string) error {
-	dbName := d.def.Name
-	if !fk.ReferencedTable.DbQualifier.IsEmpty() {
-		dbName = fk.ReferencedTable.DbQualifier.String()
+// checkChildColumns checks that the key's columns are t's, and nullable
+// for SET NULL.
+func checkChildColumns(t *catalog.Table, fk catalog.ForeignKey) error {
+	for _, name := range fk.Columns {
+		col, _ := t.ColumnByName(name)
+		if col == nil {
+			return mysql.NewSQLError(mysql.ERKeyColumnDoesNotExist, "42000", "Key column '%s' doesn't exist in table", name)
+		}
+		if !col.Nullable && (fk.OnDelete == "SET NULL" || fk.OnUpdate == "SET NULL") {
+			return mysql.NewSQLError(1830, "HY000", "Column '%s' cannot be NOT NULL: needed in a foreign key constraint '%s' SET NULL", col.Name, fk.Name)
+		}
 	}
-	table := fk.ReferencedTable.Name.String()
+	return nil
+}
+
+// precheckParent checks that a foreign key's parent exists and has an
+// index that starts with the referenced columns, whose types match the
+// key's.
+func (d *Database) precheckParent(ctx *gms.Context, fk catalog.ForeignKey, t *catalog.Table) error {
+	dbName := fk.ParentDB
+	if dbName == "" {
+		dbName = d.def.Name
+	}
 	parent := t
-	if !strings.EqualFold(dbName, d.def.Name) || !strings.EqualFold(table, t.Name) {
+	if !strings.EqualFold(dbName, d.def.Name) || !strings.EqualFold(fk.ParentTable, t.Name) {
 		s := d.e.schemaFor(ctx)
 		db, ok := s.Database(dbName)
 		if !ok {
-			return errNoParent(table)
+			return errNoParent(fk.ParentTable)
 		}
-		if _, isTemp := tempFor(ctx, db.ID, table); isTemp {
+		if _, isTemp := tempFor(ctx, db.ID, fk.ParentTable); isTemp {
 			return errCannotAddForeignKey()
 		}
-		if parent, ok = s.Table(db.ID, table); !ok {
-			return errNoParent(table)
+		if parent, ok = s.Table(db.ID, fk.ParentTable); !ok {
+			return errNoParent(fk.ParentTable)
 		}
 	}
-	cols := make([]string, len(fk.ReferencedColumns))
-	for i, c := range fk.ReferencedColumns {
-		cols[i] = c.String()
-		if col, _ := parent.ColumnByName(cols[i]); col == nil {
-			return mysql.NewSQLError(3734, "HY000", "Failed to add the foreign key constraint. Missing column '%s' for constraint '%s' in the referenced table '%s'", cols[i], name, table)
+	for _, name := range fk.ParentColumns {
+		if col, _ := parent.ColumnByName(name); col == nil {
+			return mysql.NewSQLError(3734, "HY000", "Failed to add the foreign key constraint. Missing column '%s' for constraint '%s' in the referenced table '%s'", name, fk.Name, fk.ParentTable)
 		}
 	}
-	if !hasLeadingIndex(parent, cols) {
-		return errMissingParentIndex(name, table)
+	if len(fk.Columns) != len(fk.ParentColumns) {
+		return errCannotAddForeignKey()
+	}
+	if !hasLeadingIndex(parent, fk.ParentColumns) {
+		return errMissingParentIndex(fk.Name, fk.ParentTable)
+	}
+	return checkKeyTypes(ctx, t, parent, fk)
+}
+
+// checkKeyTypes applies go-mysql-server's rules for the column types of a
+// foreign key, with MySQL's error.
+func checkKeyTypes(ctx *gms.Context, child, parent *catalog.Table, fk catalog.ForeignKey) error {
+	cm, err := buildMeta("", child)
+	if err != nil {
+		return err
+	}
+	pm, err := buildMeta("", parent)
+	if err != nil {
+		return err
+	}
+	byName := func(sch gms.Schema) map[string]*gms.Column {
+		out := make(map[string]*gms.Column, len(sch))
+		for _, c := range sch {
+			out[strings.ToLower(c.Name)] = c
+		}
+		return out
+	}
+	def := toGMSForeignKey("", child.Name, fk)
+	if err := plan.ValidateForeignKeyDefinition(ctx, def, byName(cm.schema), byName(pm.schema)); err != nil {
+		if gms.ErrForeignKeyColumnTypeMismatch.Is(err) || gms.ErrForeignKeyTextBlob.Is(err) {
+			return errIncompatibleKey(fk)
+		}
+		return err
 	}
 	return nil
+}
+
+// errIncompatibleKey is MySQL 8's error 3780, naming the key's first
+// columns.
+func errIncompatibleKey(fk catalog.ForeignKey) error {
+	return mysql.NewSQLError(3780, "HY000", "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.",
+		fk.Columns[0], fk.ParentColumns[0], fk.Name)
 }
 
 func errNoParent(table string) error {
