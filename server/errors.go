@@ -14,6 +14,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	errorkinds "gopkg.in/src-d/go-errors.v1"
 
+	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/kv"
 	rsql "github.com/reorgdb/reorgdb/sql"
 )
@@ -44,6 +45,10 @@ type stmtInfo struct {
 	// foreign key name.
 	foreignKey func(table, name string) (string, bool)
 	fkChild    func(parent, name string) string
+	// stmtForeignKey is the foreign key an ALTER TABLE adds;
+	// columnForeignKey the one that holds a column of the table it alters.
+	stmtForeignKey   func() (catalog.ForeignKey, bool)
+	columnForeignKey func(col string) (catalog.ForeignKey, bool)
 	// locate finds the column (its name and declared type) and the row
 	// (1-based) where the statement gave value to a column named col
 	// ("" for any) whose type typeOK accepts; nil when unknown.
@@ -177,6 +182,31 @@ var kindErrors = []kindError{
 		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
 	}),
 	byKind(gms.ErrForeignKeySetDefault, func([]string, *stmtInfo) error {
+		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
+	}),
+	byKind(gms.ErrForeignKeySetNullNonNullable, func(a []string, st *stmtInfo) error {
+		name := ""
+		if st != nil && st.stmtForeignKey != nil {
+			if fk, ok := st.stmtForeignKey(); ok {
+				name = fk.Name
+			}
+		}
+		return sqlErr(1830, "HY000", "Column '%s' cannot be NOT NULL: needed in a foreign key constraint '%s' SET NULL", unquote(a[0]), name)
+	}),
+	byKind(gms.ErrForeignKeyColumnTypeMismatch, func(a []string, st *stmtInfo) error {
+		if st != nil && st.stmtForeignKey != nil {
+			if fk, ok := st.stmtForeignKey(); ok {
+				return rsql.IncompatibleKeyError(fk)
+			}
+		}
+		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
+	}),
+	byKind(gms.ErrForeignKeyTypeChange, func(a []string, st *stmtInfo) error {
+		if st != nil && st.columnForeignKey != nil {
+			if fk, ok := st.columnForeignKey(unquote(a[0])); ok {
+				return rsql.IncompatibleKeyError(fk)
+			}
+		}
 		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
 	}),
 	byKind(gms.ErrForeignKeyDepthLimit, func([]string, *stmtInfo) error {

@@ -280,3 +280,58 @@ func TestForeignKeyPrepared(t *testing.T) {
 	fkWant(t, db, "SELECT id, pid FROM c", "1,1")
 	fkWant(t, db, "SELECT id, v FROM p", "1,1")
 }
+
+// TestForeignKeyErrors: statements a foreign key refuses get MySQL's
+// errors, and a CREATE TABLE refused for its foreign key leaves no table.
+func TestForeignKeyErrors(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("d")
+	db.SetMaxOpenConns(1)
+	fkExec(t, db,
+		"CREATE TABLE p (id INT PRIMARY KEY, s VARCHAR(3), nn INT NOT NULL, UNIQUE KEY (s))",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, CONSTRAINT fk FOREIGN KEY (pid) REFERENCES p(id))",
+	)
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"CREATE TABLE c1 (id INT PRIMARY KEY, pid INT NOT NULL, CONSTRAINT fk1 FOREIGN KEY (pid) REFERENCES p(id) ON DELETE SET NULL)",
+			1830, "Column 'pid' cannot be NOT NULL: needed in a foreign key constraint 'fk1' SET NULL"},
+		{"CREATE TABLE c1 (id INT PRIMARY KEY, pid VARCHAR(10), CONSTRAINT fk1 FOREIGN KEY (pid) REFERENCES p(id))",
+			3780, "Referencing column 'pid' and referenced column 'id' in foreign key constraint 'fk1' are incompatible."},
+		{"CREATE TABLE c1 (id INT PRIMARY KEY, pid INT, CONSTRAINT fk1 FOREIGN KEY (nope) REFERENCES p(id))",
+			1072, "Key column 'nope' doesn't exist in table"},
+		{"CREATE TABLE c1 (id INT PRIMARY KEY, pid INT, CONSTRAINT fk FOREIGN KEY (pid) REFERENCES p(id))",
+			1826, "Duplicate foreign key constraint name 'fk'"},
+		{"CREATE TABLE c1 (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p(id) ON DELETE SET DEFAULT)",
+			1215, "Cannot add foreign key constraint"},
+		{"ALTER TABLE p ADD FOREIGN KEY (nn) REFERENCES p(id) ON DELETE SET NULL",
+			1830, "Column 'nn' cannot be NOT NULL: needed in a foreign key constraint 'p_ibfk_1' SET NULL"},
+		{"ALTER TABLE c ADD CONSTRAINT zz FOREIGN KEY (pid) REFERENCES p(s)",
+			3780, "Referencing column 'pid' and referenced column 's' in foreign key constraint 'zz' are incompatible."},
+		{"ALTER TABLE c MODIFY pid BIGINT",
+			3780, "Referencing column 'pid' and referenced column 'id' in foreign key constraint 'fk' are incompatible."},
+		{"ALTER TABLE c DROP INDEX fk", 1553, "Cannot drop index 'fk': needed in a foreign key constraint"},
+		{"ALTER TABLE c DROP COLUMN pid", 1828, "Cannot drop column 'pid': needed in a foreign key constraint 'fk'"},
+		{"TRUNCATE TABLE p", 1701, "Cannot truncate a table referenced in a foreign key constraint (`d`.`c`, CONSTRAINT `fk`)"},
+	} {
+		fkErr(t, db, c.q, c.code, c.msg)
+	}
+	fkWant(t, db, "SHOW TABLES", "c;p")
+
+	// Renamed columns stay in the key, on either side.
+	fkExec(t, db, "ALTER TABLE c RENAME COLUMN pid TO parent", "ALTER TABLE p RENAME COLUMN id TO pk", "INSERT INTO p VALUES (1, 'a', 1)", "INSERT INTO c VALUES (1, 1)")
+	fkErr(t, db, "INSERT INTO c VALUES (2, 2)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `fk` FOREIGN KEY (`parent`) REFERENCES `p` (`pk`))")
+
+	// A self-referencing key cascades down a tree.
+	fkExec(t, db,
+		"CREATE TABLE tree (id INT PRIMARY KEY, up INT, FOREIGN KEY (up) REFERENCES tree(id) ON DELETE CASCADE)",
+		"INSERT INTO tree VALUES (1, NULL), (2, 1), (3, 2), (4, 1)",
+		"DELETE FROM tree WHERE id = 2",
+	)
+	fkWant(t, db, "SELECT id FROM tree ORDER BY id", "1;4")
+	fkErr(t, db, "INSERT INTO tree VALUES (5, 9)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`tree`, CONSTRAINT `tree_ibfk_1` FOREIGN KEY (`up`) REFERENCES `tree` (`id`) ON DELETE CASCADE)")
+}

@@ -647,3 +647,95 @@ func fromParsedForeignKey(name string, def *sqlparser.ForeignKeyDefinition) cata
 	}
 	return fk
 }
+
+// StatementForeignKey is the foreign key an ALTER TABLE statement on a
+// table of database db adds, with the name go-mysql-server gives an
+// unnamed one.
+func (e *Engine) StatementForeignKey(db, query string) (catalog.ForeignKey, bool) {
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return catalog.ForeignKey{}, false
+	}
+	alter, ok := stmt.(*sqlparser.AlterTable)
+	if !ok {
+		return catalog.ForeignKey{}, false
+	}
+	for _, d := range alter.Statements {
+		if d.TableSpec == nil {
+			continue
+		}
+		for _, c := range d.TableSpec.Constraints {
+			if def, ok := c.Details.(*sqlparser.ForeignKeyDefinition); ok {
+				fk := fromParsedForeignKey(c.Name, def)
+				if fk.Name == "" {
+					fk.Name = e.nextForeignKeyName(db, alter.Table)
+				}
+				return fk, true
+			}
+		}
+	}
+	return catalog.ForeignKey{}, false
+}
+
+// nextForeignKeyName is the name go-mysql-server gives the next unnamed
+// foreign key of a table: <table>_ibfk_<highest + 1>.
+func (e *Engine) nextForeignKeyName(db string, tn sqlparser.TableName) string {
+	if !tn.DbQualifier.IsEmpty() {
+		db = tn.DbQualifier.String()
+	}
+	name := tn.Name.String()
+	prefix := strings.ToLower(name) + "_ibfk_"
+	highest := 0
+	s := e.cat.Current()
+	if d, ok := s.Database(db); ok {
+		if t, ok := s.Table(d.ID, name); ok {
+			for _, fk := range t.ForeignKeys {
+				var n int
+				if _, err := fmt.Sscanf(strings.TrimPrefix(fk.Name, prefix), "%d", &n); err == nil && strings.HasPrefix(fk.Name, prefix) && n > highest {
+					highest = n
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%s%d", prefix, highest+1)
+}
+
+// ForeignKeyOfColumn is the foreign key that holds column col of the
+// table an ALTER TABLE statement changes, as child or parent.
+func (e *Engine) ForeignKeyOfColumn(db, query, col string) (catalog.ForeignKey, bool) {
+	stmt, err := sqlparser.Parse(query)
+	alter, ok := stmt.(*sqlparser.AlterTable)
+	if err != nil || !ok {
+		return catalog.ForeignKey{}, false
+	}
+	if !alter.Table.DbQualifier.IsEmpty() {
+		db = alter.Table.DbQualifier.String()
+	}
+	table := alter.Table.Name.String()
+	s := e.cat.Current()
+	d, ok := s.Database(db)
+	if !ok {
+		return catalog.ForeignKey{}, false
+	}
+	holds := func(cols []string) bool {
+		return slices.ContainsFunc(cols, func(c string) bool { return strings.EqualFold(c, col) })
+	}
+	if t, ok := s.Table(d.ID, table); ok {
+		for _, fk := range t.ForeignKeys {
+			if holds(fk.Columns) {
+				return fk, true
+			}
+		}
+	}
+	for _, c := range s.ChildTables(db, table) {
+		for _, fk := range c.ForeignKeys {
+			if strings.EqualFold(fk.ParentTable, table) && holds(fk.ParentColumns) {
+				return fk, true
+			}
+		}
+	}
+	return catalog.ForeignKey{}, false
+}
+
+// IncompatibleKeyError is MySQL's error 3780 for foreign key fk.
+func IncompatibleKeyError(fk catalog.ForeignKey) error { return errIncompatibleKey(fk) }
