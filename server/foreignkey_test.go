@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"context"
 	"database/sql"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reorgdb/reorgdb/server/servertest"
 )
@@ -334,4 +336,65 @@ func TestForeignKeyErrors(t *testing.T) {
 	fkWant(t, db, "SELECT id FROM tree ORDER BY id", "1;4")
 	fkErr(t, db, "INSERT INTO tree VALUES (5, 9)", 1452,
 		"Cannot add or update a child row: a foreign key constraint fails (`d`.`tree`, CONSTRAINT `tree_ibfk_1` FOREIGN KEY (`up`) REFERENCES `tree` (`id`) ON DELETE CASCADE)")
+}
+
+// TestForeignKeyTransactions: a child may reference a parent inserted
+// earlier in its transaction; a statement that fails on a foreign key
+// leaves nothing of itself; a cascade is undone by ROLLBACK; and a child
+// inserted while another transaction deletes its parent waits for that
+// transaction and then gets 1452.
+func TestForeignKeyTransactions(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("d")
+	fkExec(t, db,
+		"CREATE TABLE p (id INT PRIMARY KEY)",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, CONSTRAINT fk FOREIGN KEY (pid) REFERENCES p(id) ON DELETE CASCADE)",
+		"INSERT INTO p VALUES (1), (2), (3)",
+		"INSERT INTO c VALUES (1, 1), (2, 1)",
+	)
+	ctx := context.Background()
+	a, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	exec := func(c *sql.Conn, qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	exec(a, "BEGIN", "INSERT INTO p VALUES (10)", "INSERT INTO c VALUES (10, 10)", "COMMIT")
+	if _, err := a.ExecContext(ctx, "INSERT INTO c VALUES (11, 1), (12, 99)"); !isMySQLErrorCode(err, 1452) {
+		t.Errorf("multi-row insert with an orphan: %v, want 1452", err)
+	}
+	fkWant(t, db, "SELECT id FROM c ORDER BY id", "1;2;10")
+	exec(a, "BEGIN", "DELETE FROM p WHERE id = 1")
+	fkWant(t, db, "SELECT id FROM c ORDER BY id", "1;2;10")
+	exec(a, "ROLLBACK")
+	fkWant(t, db, "SELECT id FROM c ORDER BY id", "1;2;10")
+
+	exec(a, "BEGIN", "DELETE FROM p WHERE id = 3")
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ExecContext(ctx, "INSERT INTO c VALUES (20, 3)")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("child insert did not wait for the parent's delete: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	exec(a, "COMMIT")
+	if err := <-done; !isMySQLErrorCode(err, 1452) {
+		t.Errorf("child of a parent deleted meanwhile: %v, want 1452", err)
+	}
+	fkWant(t, db, "SELECT id, pid FROM c ORDER BY id", "1,1;2,1;10,10")
 }
