@@ -397,4 +397,23 @@ func TestForeignKeyTransactions(t *testing.T) {
 		t.Errorf("child of a parent deleted meanwhile: %v, want 1452", err)
 	}
 	fkWant(t, db, "SELECT id, pid FROM c ORDER BY id", "1,1;2,1;10,10")
+
+	// The other order: the parent's delete waits for the child's
+	// transaction, then finds the child and cascades to it.
+	exec(a, "BEGIN", "INSERT INTO c VALUES (30, 2)")
+	go func() {
+		_, err := b.ExecContext(ctx, "DELETE FROM p WHERE id = 2")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("parent delete did not wait for the child's insert: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	exec(a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	fkWant(t, db, "SELECT id, pid FROM c ORDER BY id", "1,1;2,1;10,10")
+	fkWant(t, db, "SELECT id FROM p ORDER BY id", "1;10")
 }

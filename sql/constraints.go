@@ -239,7 +239,15 @@ type fkEditor struct {
 
 func (f *fkEditor) GetIndexes(ctx *gms.Context) ([]gms.Index, error) { return f.t.GetIndexes(ctx) }
 func (f *fkEditor) PreciseMatch() bool                               { return f.t.PreciseMatch() }
+
+// IndexedAccess implements sql.IndexAddressable. A constraint's lookup
+// reads the newest committed rows, not the statement's snapshot: a
+// parent's DELETE that waited for the lock a child's INSERT took on the
+// parent row must then find that child (InnoDB reads them with locks).
 func (f *fkEditor) IndexedAccess(ctx *gms.Context, lookup gms.IndexLookup) gms.IndexedTable {
+	if f.tx != nil && !f.tx.done {
+		f.tx.txn.SetReadTS(f.t.db.e.store.ReadTS())
+	}
 	return f.t.IndexedAccess(ctx, lookup)
 }
 
