@@ -62,6 +62,12 @@ var errCheckNotFound = errorkinds.NewKind("check '%s' was not found on the table
 // fkText is MySQL's text of foreign key name of child table table.
 func fkText(st *stmtInfo, table, name string) string {
 	table, name = unquote(table), unquote(name)
+	if name == "" && st != nil && st.stmtForeignKey != nil {
+		// go-mysql-server names an unnamed key after checking the rows.
+		if fk, ok := st.stmtForeignKey(); ok {
+			name = fk.Name
+		}
+	}
 	if st != nil && st.foreignKey != nil {
 		if s, ok := st.foreignKey(table, name); ok {
 			return s

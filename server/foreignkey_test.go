@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,8 @@ func TestForeignKeyDDL(t *testing.T) {
 	)
 	fkErr(t, db, "ALTER TABLE c ADD CONSTRAINT c_p FOREIGN KEY (pid) REFERENCES p(id)", 1452,
 		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `c_p` FOREIGN KEY (`pid`) REFERENCES `p` (`id`))")
+	fkErr(t, db, "ALTER TABLE c ADD FOREIGN KEY (pid) REFERENCES p(id) ON DELETE CASCADE", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `c_ibfk_1` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE)")
 	fkErr(t, db, "ALTER TABLE c ADD CONSTRAINT c_n FOREIGN KEY (pid) REFERENCES p(n)", 1822,
 		"Failed to add the foreign key constraint. Missing index for constraint 'c_n' in the referenced table 'p'")
 	fkErr(t, db, "CREATE TABLE c2 (id INT PRIMARY KEY, pn INT, CONSTRAINT c2_n FOREIGN KEY (pn) REFERENCES p(n))", 1822,
@@ -147,11 +150,17 @@ func TestForeignKeyDDL(t *testing.T) {
 	fkWant(t, db, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'd' AND table_name = 'c2'", "0")
 	fkErr(t, db, "CREATE TEMPORARY TABLE tc (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p(id))", 1215,
 		"Cannot add foreign key constraint")
+	fkExec(t, db, "CREATE TEMPORARY TABLE tp (id INT PRIMARY KEY)")
+	fkErr(t, db, "ALTER TABLE tp ADD FOREIGN KEY (id) REFERENCES p(id)", 1215, "Cannot add foreign key constraint")
+	fkErr(t, db, "ALTER TABLE c ADD FOREIGN KEY (pid) REFERENCES tp(id)", 1215, "Cannot add foreign key constraint")
+	fkErr(t, db, "CREATE TABLE c3 (id INT PRIMARY KEY, FOREIGN KEY (id) REFERENCES tp(id))", 1215, "Cannot add foreign key constraint")
+	fkExec(t, db, "DROP TEMPORARY TABLE tp")
 	fkExec(t, db,
 		"UPDATE c SET pid = 2, pu = NULL WHERE id = 2",
 		"ALTER TABLE c ADD CONSTRAINT c_p FOREIGN KEY (pid) REFERENCES p(id) ON DELETE CASCADE",
 		"ALTER TABLE c ADD FOREIGN KEY (pu) REFERENCES p(u) ON UPDATE SET NULL",
 	)
+	fkExec(t, db, "ADMIN CHECK TABLE c")
 	fkWant(t, db, "SELECT index_name, column_name FROM information_schema.statistics WHERE table_schema = 'd' AND table_name = 'c' ORDER BY index_name",
 		"c_p,pid;PRIMARY,id;pu,pu")
 	want := "CREATE TABLE `c` (\n" +
@@ -416,4 +425,51 @@ func TestForeignKeyTransactions(t *testing.T) {
 	}
 	fkWant(t, db, "SELECT id, pid FROM c ORDER BY id", "1,1;2,1;10,10")
 	fkWant(t, db, "SELECT id FROM p ORDER BY id", "1;10")
+}
+
+// TestForeignKeyOnlineIndex: an online ADD INDEX on a child and on a
+// parent while clients insert children and delete parents (cascading)
+// builds indexes that match the rows, and the keys hold afterwards.
+func TestForeignKeyOnlineIndex(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("d")
+	fkExec(t, db,
+		"CREATE TABLE p (id INT PRIMARY KEY, v INT)",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, w INT, CONSTRAINT fk FOREIGN KEY (pid) REFERENCES p(id) ON DELETE CASCADE)",
+	)
+	var b strings.Builder
+	b.WriteString("INSERT INTO p VALUES (1, 1)")
+	for i := 2; i <= 2000; i++ {
+		fmt.Fprintf(&b, ", (%d, %d)", i, i)
+	}
+	fkExec(t, db, b.String(), "INSERT INTO c SELECT id, id, id FROM p")
+	stop := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := db.Exec("INSERT INTO c VALUES (?, ?, ?)", 10000+i, 1+i%1500, i); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := db.Exec("DELETE FROM p WHERE id = ?", 2000-i%400); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	fkExec(t, db, "ALTER TABLE c ADD INDEX w (w)", "ALTER TABLE p ADD INDEX v (v)")
+	close(stop)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	fkExec(t, db, "ADMIN CHECK TABLE c", "ADMIN CHECK TABLE p")
+	fkWant(t, db, "SELECT COUNT(*) FROM c LEFT JOIN p ON c.pid = p.id WHERE p.id IS NULL", "0")
+	fkErr(t, db, "INSERT INTO c VALUES (1, 99999, 1)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE)")
 }

@@ -221,9 +221,13 @@ func hasLeadingIndex(def *catalog.Table, cols []string) bool {
 	return false
 }
 
-// GetForeignKeyEditor implements sql.ForeignKeyTable.
+// GetForeignKeyEditor implements sql.ForeignKeyTable. A temporary table
+// has no foreign keys and none may reference it, so go-mysql-server asks
+// for its editor only to check rows against it as a new key's parent,
+// which its lookups refuse.
 func (t *Table) GetForeignKeyEditor(ctx *gms.Context) gms.ForeignKeyEditor {
 	nt := *t
+	nt.tempParent = t.IsTemporary()
 	// Constraint lookups use every index whatever the statement's hints,
 	// and read whole rows.
 	nt.hint, nt.proj, nt.projPos, nt.projDec, nt.lookup = nil, nil, nil, nil, nil
@@ -249,6 +253,17 @@ func (f *fkEditor) IndexedAccess(ctx *gms.Context, lookup gms.IndexLookup) gms.I
 		f.tx.txn.SetReadTS(f.t.db.e.store.ReadTS())
 	}
 	return f.t.IndexedAccess(ctx, lookup)
+}
+
+// LookupPartitions implements sql.IndexedTable.
+func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.PartitionIter, error) {
+	if t.tempParent {
+		return nil, errCannotAddForeignKey()
+	}
+	if t.lookup == nil || t.lookup.Index != lookup.Index {
+		return nil, fmt.Errorf("reorgdb: lookup on %s without IndexedAccess", t.Name())
+	}
+	return &singlePartitionIter{}, nil
 }
 
 // SetReferenceCheck implements sql.ReferenceChecker: a lookup of the

@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -24,6 +23,9 @@ type Table struct {
 	// refCheck: the table serves a foreign key's lookup of parent rows,
 	// which locks and current-reads them (SetReferenceCheck).
 	refCheck bool
+	// tempParent: the table is a temporary table asked for as a foreign
+	// key's parent (GetForeignKeyEditor).
+	tempParent bool
 }
 
 var (
@@ -153,14 +155,6 @@ func (t *Table) IndexedAccess(_ *gms.Context, lookup gms.IndexLookup) gms.Indexe
 	nt := *t
 	nt.lookup = &lookup
 	return &nt
-}
-
-// LookupPartitions implements sql.IndexedTable.
-func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.PartitionIter, error) {
-	if t.lookup == nil || t.lookup.Index != lookup.Index {
-		return nil, fmt.Errorf("reorgdb: lookup on %s without IndexedAccess", t.Name())
-	}
-	return &singlePartitionIter{}, nil
 }
 
 // decodeRow decodes a stored row into the (projected) output row.
