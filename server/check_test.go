@@ -50,6 +50,18 @@ func TestCheckConstraints(t *testing.T) {
 	fkWant(t, db, "SELECT constraint_name, check_clause FROM information_schema.check_constraints WHERE constraint_schema = 'd' ORDER BY constraint_name",
 		"loose,(b < 100);t_chk_1,(a >= 0)")
 
+	// A column a check on several columns uses stays; a check on the
+	// column alone goes with it; a column added with a check is checked.
+	fkExec(t, db, "CREATE TABLE t4 (a INT, b INT, c INT, CONSTRAINT ab CHECK (a < b), CONSTRAINT cpos CHECK (c > 0))")
+	fkErr(t, db, "ALTER TABLE t4 DROP COLUMN b", 3959, "Check constraint 'ab' uses column 'b', hence column cannot be dropped or renamed.")
+	fkErr(t, db, "ALTER TABLE t4 RENAME COLUMN a TO aa", 3959, "Check constraint 'ab' uses column 'a', hence column cannot be dropped or renamed.")
+	fkExec(t, db, "ALTER TABLE t4 DROP COLUMN c")
+	fkWant(t, db, "SELECT constraint_name FROM information_schema.check_constraints WHERE constraint_schema = 'd' AND constraint_name IN ('ab', 'cpos')", "ab")
+	fkExec(t, db, "ALTER TABLE t4 ADD COLUMN z INT CHECK (z IS NULL OR z > 0)")
+	fkErr(t, db, "INSERT INTO t4 VALUES (1, 2, 0)", 3819, "Check constraint 't4_chk_1' is violated.")
+	fkExec(t, db, "INSERT INTO t4 VALUES (1, 2, NULL)")
+	fkErr(t, db, "ALTER TABLE t4 ADD COLUMN z2 INT DEFAULT 0 CHECK (z2 > 0)", 3819, "Check constraint 't4_chk_2' is violated.")
+
 	// Temporary tables have checks too.
 	fkExec(t, db, "CREATE TEMPORARY TABLE tt (a INT, CHECK (a > 0))")
 	fkErr(t, db, "INSERT INTO tt VALUES (0)", 3819, "Check constraint 'tt_chk_1' is violated.")

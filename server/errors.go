@@ -221,6 +221,9 @@ var kindErrors = []kindError{
 	byKind(errCheckNotFound, func(a []string, _ *stmtInfo) error {
 		return sqlErr(3940, "HY000", "Constraint '%s' does not exist.", a[0])
 	}),
+	byKind(gms.ErrCheckConstraintInvalidatedByColumnAlter, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3959, "HY000", "Check constraint '%s' uses column '%s', hence column cannot be dropped or renamed.", unquote(a[1]), unquote(a[0]))
+	}),
 	byKind(gms.ErrUnknownConstraint, func(a []string, _ *stmtInfo) error {
 		return sqlErr(3940, "HY000", "Constraint '%s' does not exist.", unquote(a[0]))
 	}),
