@@ -315,6 +315,8 @@ func TestForeignKeyErrors(t *testing.T) {
 			1072, "Key column 'nope' doesn't exist in table"},
 		{"CREATE TABLE c1 (id INT PRIMARY KEY, pid INT, CONSTRAINT fk FOREIGN KEY (pid) REFERENCES p(id))",
 			1826, "Duplicate foreign key constraint name 'fk'"},
+		{"CREATE TABLE c1 (id INT PRIMARY KEY, a INT, b INT, CONSTRAINT f2 FOREIGN KEY (a) REFERENCES p(id), CONSTRAINT f2 FOREIGN KEY (b) REFERENCES p(id))",
+			1826, "Duplicate foreign key constraint name 'f2'"},
 		{"CREATE TABLE c1 (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p(id) ON DELETE SET DEFAULT)",
 			1215, "Cannot add foreign key constraint"},
 		{"ALTER TABLE p ADD FOREIGN KEY (nn) REFERENCES p(id) ON DELETE SET NULL",

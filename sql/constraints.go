@@ -382,13 +382,21 @@ func errNoConstraint(name string) error {
 // MySQL's errors, before the table exists: go-mysql-server adds the keys
 // to the table it has made, and would leave it behind on an error.
 func (d *Database) precheckForeignKeys(ctx *gms.Context, spec *sqlparser.TableSpec, t *catalog.Table) error {
+	if err := d.precheckCheckNames(ctx, spec, t); err != nil {
+		return err
+	}
 	n := 0
+	seen := map[string]bool{}
 	for _, c := range spec.Constraints {
 		def, ok := c.Details.(*sqlparser.ForeignKeyDefinition)
 		if !ok {
 			continue
 		}
 		n++
+		if c.Name != "" && seen[strings.ToLower(c.Name)] {
+			return mysql.NewSQLError(1826, "HY000", "Duplicate foreign key constraint name '%s'", c.Name)
+		}
+		seen[strings.ToLower(c.Name)] = true
 		if t.ID >= catalog.TempIDBase || def.OnDelete == sqlparser.SetDefault || def.OnUpdate == sqlparser.SetDefault {
 			return errCannotAddForeignKey()
 		}
@@ -407,6 +415,26 @@ func (d *Database) precheckForeignKeys(ctx *gms.Context, spec *sqlparser.TableSp
 		if err := d.precheckParent(ctx, fk, t); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// precheckCheckNames refuses a CHECK name the statement repeats or
+// another table of the database has (3822).
+func (d *Database) precheckCheckNames(ctx *gms.Context, spec *sqlparser.TableSpec, t *catalog.Table) error {
+	seen := map[string]bool{}
+	for _, c := range spec.Constraints {
+		if _, ok := c.Details.(*sqlparser.CheckConstraintDefinition); !ok || c.Name == "" {
+			continue
+		}
+		dup := seen[strings.ToLower(c.Name)]
+		if t.ID < catalog.TempIDBase {
+			dup = dup || checkOwner(d.e.schemaFor(ctx), d.def.ID, c.Name) != ""
+		}
+		if dup {
+			return mysql.NewSQLError(3822, "HY000", "Duplicate check constraint name '%s'.", c.Name)
+		}
+		seen[strings.ToLower(c.Name)] = true
 	}
 	return nil
 }
