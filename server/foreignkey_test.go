@@ -475,3 +475,33 @@ func TestForeignKeyOnlineIndex(t *testing.T) {
 	fkErr(t, db, "INSERT INTO c VALUES (1, 99999, 1)", 1452,
 		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES `p` (`id`) ON DELETE CASCADE)")
 }
+
+// TestForeignKeyChecksOff: with foreign_key_checks = 0 a key may name a
+// parent that does not exist yet, and is enforced once it does; a key to
+// another database's table names that database in SHOW CREATE TABLE.
+func TestForeignKeyChecksOff(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("d")
+	db.SetMaxOpenConns(1)
+	fkExec(t, db,
+		"SET foreign_key_checks = 0",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, CONSTRAINT fk FOREIGN KEY (pid) REFERENCES later(id))",
+		"INSERT INTO c VALUES (1, 1)",
+		"SET foreign_key_checks = 1",
+		"CREATE TABLE later (id INT PRIMARY KEY)",
+		"INSERT INTO later VALUES (1)",
+	)
+	fkErr(t, db, "INSERT INTO c VALUES (2, 5)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES `later` (`id`))")
+	fkErr(t, db, "DELETE FROM later", 1451,
+		"Cannot delete or update a parent row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES `later` (`id`))")
+
+	fkExec(t, db, "CREATE DATABASE o", "CREATE TABLE o.p (id INT PRIMARY KEY)",
+		"CREATE TABLE x (id INT PRIMARY KEY, pid INT, CONSTRAINT xo FOREIGN KEY (pid) REFERENCES o.p(id))")
+	fkErr(t, db, "INSERT INTO x VALUES (1, 1)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`x`, CONSTRAINT `xo` FOREIGN KEY (`pid`) REFERENCES `o`.`p` (`id`))")
+	var name, create string
+	if err := db.QueryRow("SHOW CREATE TABLE x").Scan(&name, &create); err != nil || !strings.Contains(create, "CONSTRAINT `xo` FOREIGN KEY (`pid`) REFERENCES `o`.`p` (`id`)") {
+		t.Errorf("SHOW CREATE TABLE x: %v\n%s", err, create)
+	}
+}
