@@ -491,6 +491,10 @@ func TestForeignKeyChecksOff(t *testing.T) {
 		"CREATE TABLE later (id INT PRIMARY KEY)",
 		"INSERT INTO later VALUES (1)",
 	)
+	// The first statement to use the key checks it, inside its
+	// transaction, which goes on.
+	fkExec(t, db, "BEGIN", "INSERT INTO later VALUES (2)", "INSERT INTO c VALUES (2, 2)", "ROLLBACK")
+	fkWant(t, db, "SELECT id FROM later", "1")
 	fkErr(t, db, "INSERT INTO c VALUES (2, 5)", 1452,
 		"Cannot add or update a child row: a foreign key constraint fails (`d`.`c`, CONSTRAINT `fk` FOREIGN KEY (`pid`) REFERENCES `later` (`id`))")
 	fkErr(t, db, "DELETE FROM later", 1451,

@@ -167,17 +167,51 @@ func (t *Table) DropForeignKey(ctx *gms.Context, name string) error {
 	})
 }
 
-// UpdateForeignKey implements sql.ForeignKeyTable: go-mysql-server marks
-// a key made under foreign_key_checks = 0 resolved once it has checked it.
+// UpdateForeignKey implements sql.ForeignKeyTable: go-mysql-server
+// renames a key's columns with them, and marks a key made under
+// foreign_key_checks = 0 resolved once a statement has checked it.
 func (t *Table) UpdateForeignKey(ctx *gms.Context, name string, fk gms.ForeignKeyConstraint) error {
-	return t.changeDef(ctx, func(_ *catalog.Change, nt *catalog.Table) error {
+	update := func(_ *catalog.Change, nt *catalog.Table) error {
 		i := slices.IndexFunc(nt.ForeignKeys, func(x catalog.ForeignKey) bool { return strings.EqualFold(x.Name, name) })
 		if i < 0 {
 			return gms.ErrForeignKeyNotFound.New(name, nt.Name)
 		}
 		nt.ForeignKeys[i] = fromGMSForeignKey(fk)
 		return nil
-	})
+	}
+	if !t.IsTemporary() && t.resolvesOnly(ctx, name, fromGMSForeignKey(fk)) {
+		// That happens inside DML, whose transaction must not commit.
+		e := t.db.e
+		e.ddlMu.Lock()
+		defer e.ddlMu.Unlock()
+		_, err := e.cat.Update(func(ch *catalog.Change, _ *kv.Txn) error {
+			cur, ok := ch.Schema().TableByID(t.m.def.ID)
+			if !ok {
+				return gms.ErrTableNotFound.New(t.Name())
+			}
+			nt := cur.Clone()
+			if err := update(ch, nt); err != nil {
+				return err
+			}
+			ch.PutTable(nt)
+			return nil
+		})
+		return err
+	}
+	return t.changeDef(ctx, update)
+}
+
+// resolvesOnly reports whether fk differs from the table's key name only
+// in being resolved.
+func (t *Table) resolvesOnly(ctx *gms.Context, name string, fk catalog.ForeignKey) bool {
+	for _, x := range t.defNow(ctx).ForeignKeys {
+		if strings.EqualFold(x.Name, name) {
+			return x.Unresolved && !fk.Unresolved && x.Name == fk.Name && x.ParentDB == fk.ParentDB && x.ParentTable == fk.ParentTable &&
+				slices.Equal(x.Columns, fk.Columns) && slices.Equal(x.ParentColumns, fk.ParentColumns) &&
+				x.OnUpdate == fk.OnUpdate && x.OnDelete == fk.OnDelete
+		}
+	}
+	return false
 }
 
 // CreateIndexForForeignKey implements sql.ForeignKeyTable: the index
