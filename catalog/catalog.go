@@ -1,5 +1,6 @@
-// Package catalog owns ReorgDB's schema: databases, tables, columns and
-// indexes with stable IDs, versioned as a whole and persisted in kv.
+// Package catalog owns ReorgDB's schema: databases, tables, columns,
+// indexes, foreign keys and checks, with stable IDs, versioned as a whole
+// and persisted in kv.
 //
 // The in-memory view is an immutable *Schema published through an atomic
 // pointer: readers (every SQL statement) take a snapshot without locks, and a
