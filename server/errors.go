@@ -154,6 +154,10 @@ var kindErrors = []kindError{
 	byKind(gms.ErrForeignKeyParentViolation, func(a []string, st *stmtInfo) error {
 		return sqlErr(mysql.ERRowIsReferenced2, "23000", "Cannot delete or update a parent row: a foreign key constraint fails %s", fkText(st, a[1], a[0]))
 	}),
+	// A key whose parent is gone (dropped under foreign_key_checks = 0).
+	byKind(gms.ErrForeignKeyNotResolved, func(a []string, st *stmtInfo) error {
+		return sqlErr(mysql.ErNoReferencedRow2, "23000", "Cannot add or update a child row: a foreign key constraint fails %s", fkText(st, a[1], a[2]))
+	}),
 	byKind(gms.ErrCheckConstraintViolated, func(a []string, _ *stmtInfo) error {
 		return sqlErr(3819, "HY000", "Check constraint '%s' is violated.", unquote(a[0]))
 	}),

@@ -508,4 +508,8 @@ func TestForeignKeyChecksOff(t *testing.T) {
 	if err := db.QueryRow("SHOW CREATE TABLE x").Scan(&name, &create); err != nil || !strings.Contains(create, "CONSTRAINT `xo` FOREIGN KEY (`pid`) REFERENCES `o`.`p` (`id`)") {
 		t.Errorf("SHOW CREATE TABLE x: %v\n%s", err, create)
 	}
+	fkErr(t, db, "DROP DATABASE o", 3730, "Cannot drop table 'p' referenced by a foreign key constraint 'xo' on table 'x'.")
+	fkExec(t, db, "SET foreign_key_checks = 0", "DROP DATABASE o", "SET foreign_key_checks = 1")
+	fkErr(t, db, "INSERT INTO x VALUES (1, 1)", 1452,
+		"Cannot add or update a child row: a foreign key constraint fails (`d`.`x`, CONSTRAINT `xo` FOREIGN KEY (`pid`) REFERENCES `o`.`p` (`id`))")
 }

@@ -511,3 +511,25 @@ func renameParent(ch *catalog.Change, children []*catalog.Table, db, oldName, ne
 		ch.PutTable(nc)
 	}
 }
+
+// refusedByOtherDatabase is MySQL's error 3730 for DROP DATABASE db when
+// a table of another database has a foreign key to one of db's tables.
+func refusedByOtherDatabase(ctx *gms.Context, s *catalog.Schema, db string) error {
+	d, ok := s.Database(db)
+	if !ok || !foreignKeyChecks(ctx) {
+		return nil
+	}
+	for _, t := range s.Tables(d.ID) {
+		for _, c := range s.ChildTables(d.Name, t.Name) {
+			if c.DBID == d.ID {
+				continue
+			}
+			for _, fk := range c.ForeignKeys {
+				if strings.EqualFold(fk.ParentDB, d.Name) && strings.EqualFold(fk.ParentTable, t.Name) {
+					return mysql.NewSQLError(3730, "HY000", "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", t.Name, fk.Name, c.Name)
+				}
+			}
+		}
+	}
+	return nil
+}

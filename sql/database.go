@@ -98,6 +98,9 @@ func (p *Provider) CreateCollatedDatabase(ctx *gms.Context, name string, collati
 
 func (p *Provider) DropDatabase(ctx *gms.Context, name string) error {
 	cur := p.e.cat.Current()
+	if err := refusedByOtherDatabase(ctx, cur, name); err != nil {
+		return err
+	}
 	if db, ok := cur.Database(name); ok {
 		var ids []int64
 		for _, t := range cur.Tables(db.ID) {
