@@ -289,17 +289,6 @@ func (f *fkEditor) IndexedAccess(ctx *gms.Context, lookup gms.IndexLookup) gms.I
 	return f.t.IndexedAccess(ctx, lookup)
 }
 
-// LookupPartitions implements sql.IndexedTable.
-func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.PartitionIter, error) {
-	if t.tempParent {
-		return nil, errCannotAddForeignKey()
-	}
-	if t.lookup == nil || t.lookup.Index != lookup.Index {
-		return nil, fmt.Errorf("reorgdb: lookup on %s without IndexedAccess", t.Name())
-	}
-	return &singlePartitionIter{}, nil
-}
-
 // SetReferenceCheck implements sql.ReferenceChecker: a lookup of the
 // parent row a child row needs locks what it finds and reads its newest
 // version, as InnoDB's shared lock does, so that a parent deleted by a

@@ -410,7 +410,7 @@ func (d *Database) RenameTable(ctx *gms.Context, oldName, newName string) error 
 
 // precheckCreateTable validates the parts of a CREATE TABLE statement that
 // go-mysql-server applies after the table exists (inline indexes, foreign
-// keys), so that a failure leaves no table behind.
+// keys, constraint names), so that a failure leaves no table behind.
 func (d *Database) precheckCreateTable(ctx *gms.Context, t *catalog.Table) error {
 	stmt, err := sqlparser.Parse(ctx.Query())
 	if err != nil {

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -155,6 +156,17 @@ func (t *Table) IndexedAccess(_ *gms.Context, lookup gms.IndexLookup) gms.Indexe
 	nt := *t
 	nt.lookup = &lookup
 	return &nt
+}
+
+// LookupPartitions implements sql.IndexedTable.
+func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.PartitionIter, error) {
+	if t.tempParent {
+		return nil, errCannotAddForeignKey()
+	}
+	if t.lookup == nil || t.lookup.Index != lookup.Index {
+		return nil, fmt.Errorf("reorgdb: lookup on %s without IndexedAccess", t.Name())
+	}
+	return &singlePartitionIter{}, nil
 }
 
 // decodeRow decodes a stored row into the (projected) output row.
