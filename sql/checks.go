@@ -172,6 +172,9 @@ func createCheck(ctx *gms.Context, n *plan.CreateCheck) (gms.RowIter, error) {
 	}
 	if check.Enforced {
 		if err := checkRows(ctx, alterable, check.Name, expr); err != nil {
+			if gms.ErrCheckConstraintViolated.Is(err) {
+				alterable.dropAddedColumns(ctx, expr)
+			}
 			return nil, err
 		}
 	}
@@ -183,4 +186,29 @@ func createCheck(ctx *gms.Context, n *plan.CreateCheck) (gms.RowIter, error) {
 		return nil, err
 	}
 	return gms.RowsToRowIter(gms.NewRow(types.NewOkResult(0))), nil
+}
+
+// dropAddedColumns drops the columns that expr uses and the statement
+// added, so that ADD COLUMN c ... CHECK (...) refused for the rows there
+// are leaves the table as it was.
+func (t *Table) dropAddedColumns(ctx *gms.Context, expr gms.Expression) {
+	sess, ok := ctx.Session.(*Session)
+	if !ok {
+		return
+	}
+	added := sess.addedColumns(ctx, t.m.def.ID)
+	var drop []string
+	transform.InspectExpr(expr, func(e gms.Expression) bool {
+		gf, ok := e.(*expression.GetField)
+		same := func(c string) bool { return ok && strings.EqualFold(c, gf.Name()) }
+		if ok && slices.ContainsFunc(added, same) && !slices.ContainsFunc(drop, same) {
+			drop = append(drop, gf.Name())
+		}
+		return false
+	})
+	for _, name := range drop {
+		if err := t.DropColumn(ctx, name); err != nil {
+			t.db.e.log.Warn("dropping a column whose check failed", "table", t.Name(), "column", name, "err", err)
+		}
+	}
 }
