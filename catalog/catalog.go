@@ -1,5 +1,6 @@
-// Package catalog owns ReorgDB's schema: databases, tables, columns and
-// indexes with stable IDs, versioned as a whole and persisted in kv.
+// Package catalog owns ReorgDB's schema: databases, tables, columns,
+// indexes, foreign keys and checks, with stable IDs, versioned as a whole
+// and persisted in kv.
 //
 // The in-memory view is an immutable *Schema published through an atomic
 // pointer: readers (every SQL statement) take a snapshot without locks, and a
@@ -123,6 +124,35 @@ type Table struct {
 	// values (see package ddl): not part of the table's visible
 	// definition, but written by DML in every row it writes.
 	Changing []ChangingColumn `json:"changing,omitempty"`
+	// ForeignKeys are the table's own (child-side) foreign keys; the keys
+	// that reference it are found through Schema.ChildTables.
+	ForeignKeys []ForeignKey `json:"foreign_keys,omitempty"`
+	Checks      []Check      `json:"checks,omitempty"`
+}
+
+// ForeignKey is a FOREIGN KEY constraint of a table. Columns are named,
+// as the SQL engine resolves them; the parent table is named by database
+// and table so that a key created with foreign_key_checks = 0 may name a
+// table that does not exist yet. OnUpdate and OnDelete hold the action's
+// SQL ("CASCADE", "SET NULL", ...; "" when none was given).
+type ForeignKey struct {
+	Name          string   `json:"name"`
+	Columns       []string `json:"columns"`
+	ParentDB      string   `json:"parent_db"`
+	ParentTable   string   `json:"parent_table"`
+	ParentColumns []string `json:"parent_columns"`
+	OnUpdate      string   `json:"on_update,omitempty"`
+	OnDelete      string   `json:"on_delete,omitempty"`
+	// Unresolved: created with foreign_key_checks = 0 and not yet checked
+	// against its parent.
+	Unresolved bool `json:"unresolved,omitempty"`
+}
+
+// Check is a CHECK constraint: Expr is its SQL expression.
+type Check struct {
+	Name     string `json:"name"`
+	Expr     string `json:"expr"`
+	Enforced bool   `json:"enforced"`
 }
 
 // ChangingColumn is a hidden, write-only column whose value in every row
@@ -205,6 +235,13 @@ func (t *Table) Clone() *Table {
 	c.Columns = append([]Column(nil), t.Columns...)
 	c.PKColumns = append([]int64(nil), t.PKColumns...)
 	c.Changing = slices.Clone(t.Changing)
+	c.Checks = slices.Clone(t.Checks)
+	c.ForeignKeys = make([]ForeignKey, len(t.ForeignKeys))
+	for i, fk := range t.ForeignKeys {
+		fk.Columns = slices.Clone(fk.Columns)
+		fk.ParentColumns = slices.Clone(fk.ParentColumns)
+		c.ForeignKeys[i] = fk
+	}
 	c.Indexes = make([]*Index, len(t.Indexes))
 	for i, ix := range t.Indexes {
 		cp := *ix
@@ -220,6 +257,40 @@ type Schema struct {
 	dbs     map[string]*Database // by lower-case name
 	tables  map[int64]*Table
 	byName  map[int64]map[string]*Table // db ID -> lower-case name -> table
+
+	// children indexes the foreign keys by parent, built on first use
+	// (a published Schema never changes).
+	childrenOnce sync.Once
+	children     map[parentKey][]*Table
+}
+
+type parentKey struct{ db, table string }
+
+// ChildTables returns the tables with a foreign key whose parent is table
+// name of database db (names compared case-insensitively), in ID order.
+func (s *Schema) ChildTables(db, name string) []*Table {
+	s.childrenOnce.Do(func() {
+		s.children = map[parentKey][]*Table{}
+		ids := make([]int64, 0, len(s.tables))
+		for id, t := range s.tables {
+			if len(t.ForeignKeys) > 0 {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			t := s.tables[id]
+			seen := map[parentKey]bool{}
+			for _, fk := range t.ForeignKeys {
+				k := parentKey{strings.ToLower(fk.ParentDB), strings.ToLower(fk.ParentTable)}
+				if !seen[k] {
+					seen[k] = true
+					s.children[k] = append(s.children[k], t)
+				}
+			}
+		}
+	})
+	return s.children[parentKey{strings.ToLower(db), strings.ToLower(name)}]
 }
 
 func newSchema() *Schema {
@@ -240,6 +311,16 @@ func (s *Schema) Databases() []*Database {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// DatabaseByID returns a database by ID.
+func (s *Schema) DatabaseByID(id int64) (*Database, bool) {
+	for _, db := range s.dbs {
+		if db.ID == id {
+			return db, true
+		}
+	}
+	return nil, false
 }
 
 // Table returns a table of a database by name (case-insensitive).
@@ -283,7 +364,15 @@ func (s *Schema) clone() *Schema {
 	return c
 }
 
+// forgetChildren drops the foreign-key index of a schema a Change is
+// still building.
+func (s *Schema) forgetChildren() {
+	s.childrenOnce = sync.Once{}
+	s.children = nil
+}
+
 func (s *Schema) putTable(t *Table) {
+	s.forgetChildren()
 	if old, ok := s.tables[t.ID]; ok {
 		delete(s.byName[old.DBID], strings.ToLower(old.Name))
 	}
@@ -297,6 +386,7 @@ func (s *Schema) putTable(t *Table) {
 }
 
 func (s *Schema) removeTable(id int64) {
+	s.forgetChildren()
 	if old, ok := s.tables[id]; ok {
 		delete(s.byName[old.DBID], strings.ToLower(old.Name))
 		delete(s.tables, id)

@@ -149,3 +149,58 @@ func maxU(a, b uint64) uint64 {
 	}
 	return b
 }
+
+// TestForeignKeysAndChecks: a table's foreign keys and checks are stored
+// with it and read back after a reopen, ChildTables finds a key's child by
+// its parent's name in any case and follows changes made within a
+// Change, and Clone copies the key's column lists.
+func TestForeignKeysAndChecks(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	c, err := Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fk := ForeignKey{Name: "fk", Columns: []string{"pid"}, ParentDB: "d", ParentTable: "P", ParentColumns: []string{"id"}, OnDelete: "CASCADE"}
+	var childID int64
+	_, err = c.Update(func(ch *Change, _ *kv.Txn) error {
+		db, err := ch.CreateDatabase("d", "")
+		if err != nil {
+			return err
+		}
+		ch.PutTable(&Table{ID: ch.NewID(), DBID: db.ID, Name: "p", Columns: []Column{{ID: 1, Name: "id", Type: "int"}}})
+		childID = ch.NewID()
+		ch.PutTable(&Table{ID: childID, DBID: db.ID, Name: "c", Columns: []Column{{ID: 1, Name: "pid", Type: "int"}}})
+		if n := len(ch.Schema().ChildTables("d", "p")); n != 0 {
+			t.Errorf("children before the key: %d", n)
+		}
+		child, _ := ch.Schema().TableByID(childID)
+		nc := child.Clone()
+		nc.ForeignKeys = []ForeignKey{fk}
+		nc.Checks = []Check{{Name: "c_chk_1", Expr: "(pid > 0)", Enforced: true}}
+		ch.PutTable(nc)
+		if got := ch.Schema().ChildTables("D", "p"); len(got) != 1 || got[0].ID != childID {
+			t.Errorf("children within the change: %v", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st = openStore(t, dir)
+	defer st.Close()
+	if c, err = Open(st); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Current().ChildTables("d", "P")
+	if len(got) != 1 || len(got[0].ForeignKeys) != 1 || got[0].ForeignKeys[0].OnDelete != "CASCADE" ||
+		len(got[0].Checks) != 1 || got[0].Checks[0].Expr != "(pid > 0)" {
+		t.Fatalf("after reopen: %+v", got)
+	}
+	cl := got[0].Clone()
+	cl.ForeignKeys[0].Columns[0] = "x"
+	if got[0].ForeignKeys[0].Columns[0] != "pid" {
+		t.Fatal("Clone shares the key's columns")
+	}
+}

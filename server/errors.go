@@ -14,6 +14,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	errorkinds "gopkg.in/src-d/go-errors.v1"
 
+	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/kv"
 	rsql "github.com/reorgdb/reorgdb/sql"
 )
@@ -39,10 +40,40 @@ type stmtInfo struct {
 	// mismatchedRow is the row of an INSERT with the wrong value count.
 	mismatchedRow func() int
 	currentDB     func() string
+	// foreignKey is MySQL's text of foreign key name of child table
+	// table (ForeignKeyText); fkChild names the child of parent that has
+	// foreign key name.
+	foreignKey func(table, name string) (string, bool)
+	fkChild    func(parent, name string) string
+	// stmtForeignKey is the foreign key an ALTER TABLE adds;
+	// columnForeignKey the one that holds a column of the table it alters.
+	stmtForeignKey   func() (catalog.ForeignKey, bool)
+	columnForeignKey func(col string) (catalog.ForeignKey, bool)
 	// locate finds the column (its name and declared type) and the row
 	// (1-based) where the statement gave value to a column named col
 	// ("" for any) whose type typeOK accepts; nil when unknown.
 	locate func(value, col string, typeOK func(string) bool) (column, typ string, row int, ok bool)
+}
+
+// errCheckNotFound is go-mysql-server's DROP CHECK of a check the table
+// does not have, which it makes with fmt.Errorf.
+var errCheckNotFound = errorkinds.NewKind("check '%s' was not found on the table")
+
+// fkText is MySQL's text of foreign key name of child table table.
+func fkText(st *stmtInfo, table, name string) string {
+	table, name = unquote(table), unquote(name)
+	if name == "" && st != nil && st.stmtForeignKey != nil {
+		// go-mysql-server names an unnamed key after checking the rows.
+		if fk, ok := st.stmtForeignKey(); ok {
+			name = fk.Name
+		}
+	}
+	if st != nil && st.foreignKey != nil {
+		if s, ok := st.foreignKey(table, name); ok {
+			return s
+		}
+	}
+	return "(" + gms.QuoteIdentifier(table) + ", CONSTRAINT " + gms.QuoteIdentifier(name) + ")"
 }
 
 // fixError maps an error without knowing the statement.
@@ -117,6 +148,89 @@ func typePrefix(p ...string) func(string) bool {
 var reDiskFull = regexp.MustCompile(regexp.QuoteMeta(kv.ErrDiskFull.Error()) + ` \(([^)]*)\)`)
 
 var kindErrors = []kindError{
+	byKind(gms.ErrForeignKeyChildViolation, func(a []string, st *stmtInfo) error {
+		return sqlErr(mysql.ErNoReferencedRow2, "23000", "Cannot add or update a child row: a foreign key constraint fails %s", fkText(st, a[1], a[0]))
+	}),
+	byKind(gms.ErrForeignKeyParentViolation, func(a []string, st *stmtInfo) error {
+		return sqlErr(mysql.ERRowIsReferenced2, "23000", "Cannot delete or update a parent row: a foreign key constraint fails %s", fkText(st, a[1], a[0]))
+	}),
+	// A key whose parent is gone (dropped under foreign_key_checks = 0).
+	byKind(gms.ErrForeignKeyNotResolved, func(a []string, st *stmtInfo) error {
+		return sqlErr(mysql.ErNoReferencedRow2, "23000", "Cannot add or update a child row: a foreign key constraint fails %s", fkText(st, a[1], a[2]))
+	}),
+	byKind(gms.ErrCheckConstraintViolated, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3819, "HY000", "Check constraint '%s' is violated.", unquote(a[0]))
+	}),
+	byKind(gms.ErrForeignKeyDropTable, func(a []string, st *stmtInfo) error {
+		child := ""
+		if st != nil && st.fkChild != nil {
+			child = st.fkChild(unquote(a[0]), unquote(a[1]))
+		}
+		return sqlErr(3730, "HY000", "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.", unquote(a[0]), unquote(a[1]), child)
+	}),
+	byKind(gms.ErrTruncateReferencedFromForeignKey, func(a []string, st *stmtInfo) error {
+		db := ""
+		if st != nil && st.currentDB != nil {
+			db = st.currentDB()
+		}
+		return sqlErr(1701, "42000", "Cannot truncate a table referenced in a foreign key constraint (%s.%s, CONSTRAINT %s)",
+			gms.QuoteIdentifier(db), gms.QuoteIdentifier(a[2]), gms.QuoteIdentifier(a[1]))
+	}),
+	byKind(gms.ErrForeignKeyMissingReferenceIndex, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1822, "HY000", "Failed to add the foreign key constraint. Missing index for constraint '%s' in the referenced table '%s'", unquote(a[0]), unquote(a[1]))
+	}),
+	byKind(gms.ErrForeignKeyDropIndex, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1553, "HY000", "Cannot drop index '%s': needed in a foreign key constraint", unquote(a[0]))
+	}),
+	byKind(gms.ErrForeignKeyDropColumn, func(a []string, _ *stmtInfo) error {
+		return sqlErr(1828, "HY000", "Cannot drop column '%s': needed in a foreign key constraint '%s'", unquote(a[0]), unquote(a[1]))
+	}),
+	byKind(gms.ErrForeignKeyNotFound, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", unquote(a[0]))
+	}),
+	byKind(gms.ErrTemporaryTablesForeignKeySupport, func([]string, *stmtInfo) error {
+		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
+	}),
+	byKind(gms.ErrForeignKeySetDefault, func([]string, *stmtInfo) error {
+		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
+	}),
+	byKind(gms.ErrForeignKeySetNullNonNullable, func(a []string, st *stmtInfo) error {
+		name := ""
+		if st != nil && st.stmtForeignKey != nil {
+			if fk, ok := st.stmtForeignKey(); ok {
+				name = fk.Name
+			}
+		}
+		return sqlErr(1830, "HY000", "Column '%s' cannot be NOT NULL: needed in a foreign key constraint '%s' SET NULL", unquote(a[0]), name)
+	}),
+	byKind(gms.ErrForeignKeyColumnTypeMismatch, func(a []string, st *stmtInfo) error {
+		if st != nil && st.stmtForeignKey != nil {
+			if fk, ok := st.stmtForeignKey(); ok {
+				return rsql.IncompatibleKeyError(fk)
+			}
+		}
+		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
+	}),
+	byKind(gms.ErrForeignKeyTypeChange, func(a []string, st *stmtInfo) error {
+		if st != nil && st.columnForeignKey != nil {
+			if fk, ok := st.columnForeignKey(unquote(a[0])); ok {
+				return rsql.IncompatibleKeyError(fk)
+			}
+		}
+		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
+	}),
+	byKind(gms.ErrForeignKeyDepthLimit, func([]string, *stmtInfo) error {
+		return sqlErr(3008, "HY000", "Foreign key cascade delete/update exceeds max depth of 15.")
+	}),
+	byKind(errCheckNotFound, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3940, "HY000", "Constraint '%s' does not exist.", a[0])
+	}),
+	byKind(gms.ErrCheckConstraintInvalidatedByColumnAlter, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3959, "HY000", "Check constraint '%s' uses column '%s', hence column cannot be dropped or renamed.", unquote(a[1]), unquote(a[0]))
+	}),
+	byKind(gms.ErrUnknownConstraint, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3940, "HY000", "Constraint '%s' does not exist.", unquote(a[0]))
+	}),
 	byKind(gms.ErrGeneratedColumnValue, func(a []string, _ *stmtInfo) error {
 		return sqlErr(3105, "HY000", "The value specified for generated column '%s' in table '%s' is not allowed.", unquote(a[0]), unquote(a[1]))
 	}),
@@ -568,6 +682,10 @@ func mapError(err error, st *stmtInfo) error {
 			return mysql.NewSQLError(mysql.ERDupEntry, mysql.SSDupKey, "%s", msg)
 		}
 	case mysql.ERNoSuchTable:
+		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil && st != nil && reCreateWithFK.MatchString(st.query) {
+			// go-mysql-server looks the parents up before the table exists.
+			return mysql.NewSQLError(1824, "HY000", "Failed to open the referenced table '%s'", m[1])
+		}
 		if m := reTableNotFound.FindStringSubmatch(se.Message); m != nil {
 			name := qualifiedTable(m[1], st)
 			if st != nil && reDropTable.MatchString(st.query) {
@@ -623,6 +741,7 @@ var (
 	reTableExists   = regexp.MustCompile(`^table with name (.*) already exists$`)
 	reCantDrop      = regexp.MustCompile(`^(?:error: )?can't drop '(.*)'; check that column/key exists$`)
 	reDrop          = regexp.MustCompile(`(?i)\bDROP\b`)
+	reCreateWithFK  = regexp.MustCompile(`(?is)^\s*CREATE\s+TABLE\b.*\bREFERENCES\b`)
 	reDeallocate    = regexp.MustCompile(`(?i)^\s*(?:DEALLOCATE|DROP)\s+PREPARE\b`)
 )
 

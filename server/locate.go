@@ -36,6 +36,18 @@ func (h *handler) stmtInfo(c *mysql.Conn, query string) *stmtInfo {
 			return mismatchedRow(tableOf, curDB(), query)
 		},
 		currentDB: curDB,
+		foreignKey: func(table, name string) (string, bool) {
+			return h.s.engine.ForeignKeyText(curDB(), table, name, query)
+		},
+		fkChild: func(parent, name string) string {
+			return h.s.engine.ForeignKeyChild(curDB(), parent, name)
+		},
+		stmtForeignKey: func() (catalog.ForeignKey, bool) {
+			return h.s.engine.StatementForeignKey(curDB(), query)
+		},
+		columnForeignKey: func(col string) (catalog.ForeignKey, bool) {
+			return h.s.engine.ForeignKeyOfColumn(curDB(), query, col)
+		},
 		qualify: func(name string) string {
 			if stmt, err := sqlparser.Parse(query); err == nil {
 				db := ""

@@ -60,6 +60,11 @@ func (o *execOverride) addColumn(ctx *gms.Context, n *plan.AddColumn) (gms.RowIt
 	if err := alterable.AddColumn(ctx, col, n.Order()); err != nil {
 		return nil, err
 	}
+	if sess, ok := ctx.Session.(*Session); ok {
+		if t, ok := tbl.(*Table); ok {
+			sess.markAddedColumn(ctx, t.m.def.ID, col.Name)
+		}
+	}
 	return gms.RowsToRowIter(gms.NewRow(types.NewOkResult(0))), nil
 }
 

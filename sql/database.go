@@ -98,6 +98,9 @@ func (p *Provider) CreateCollatedDatabase(ctx *gms.Context, name string, collati
 
 func (p *Provider) DropDatabase(ctx *gms.Context, name string) error {
 	cur := p.e.cat.Current()
+	if err := refusedByOtherDatabase(ctx, cur, name); err != nil {
+		return err
+	}
 	if db, ok := cur.Database(name); ok {
 		var ids []int64
 		for _, t := range cur.Tables(db.ID) {
@@ -235,7 +238,7 @@ func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.
 	if _, err := buildMeta(d.def.Name, t); err != nil {
 		return nil, err
 	}
-	if err := precheckCreateTable(ctx.Query(), t); err != nil {
+	if err := d.precheckCreateTable(ctx, t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -396,30 +399,26 @@ func (d *Database) RenameTable(ctx *gms.Context, oldName, newName string) error 
 		if _, ok := ch.Schema().Table(d.def.ID, newName); ok {
 			return gms.ErrTableAlreadyExists.New(newName)
 		}
+		children := ch.Schema().ChildTables(d.def.Name, oldName)
 		nt := t.Clone()
 		nt.Name = newName
 		ch.PutTable(nt)
+		renameParent(ch, children, d.def.Name, oldName, newName)
 		return nil
 	})
 }
 
 // precheckCreateTable validates the parts of a CREATE TABLE statement that
-// go-mysql-server applies after the table exists (inline indexes, CHECK
-// constraints), so that a failure leaves no table behind.
-func precheckCreateTable(query string, t *catalog.Table) error {
-	stmt, err := sqlparser.Parse(query)
+// go-mysql-server applies after the table exists (inline indexes, foreign
+// keys, constraint names), so that a failure leaves no table behind.
+func (d *Database) precheckCreateTable(ctx *gms.Context, t *catalog.Table) error {
+	stmt, err := sqlparser.Parse(ctx.Query())
 	if err != nil {
 		return nil // not a plain CREATE TABLE text (e.g. internal); nothing to check
 	}
 	ddl, ok := stmt.(*sqlparser.DDL)
 	if !ok || ddl.TableSpec == nil {
 		return nil
-	}
-	for _, c := range ddl.TableSpec.Constraints {
-		if _, ok := c.Details.(*sqlparser.CheckConstraintDefinition); ok {
-			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
-				"This version of ReorgDB doesn't yet support 'CHECK constraints'")
-		}
 	}
 	scratch := t.Clone()
 	for i, ix := range ddl.TableSpec.Indexes {
@@ -454,10 +453,12 @@ func precheckCreateTable(query string, t *catalog.Table) error {
 	for _, c := range ddl.TableSpec.Columns {
 		// Column-level UNIQUE (3), UNIQUE KEY (4) and KEY (5), in vitess's numbering.
 		if k := c.Type.KeyOpt; k >= 3 && k <= 5 {
-			if _, err := newIndexDef(scratch, "__precheck_col_"+c.Name.String(), []gms.IndexColumn{{Name: c.Name.String()}}, k != 5); err != nil {
+			ix, err := newIndexDef(scratch, "__precheck_col_"+c.Name.String(), []gms.IndexColumn{{Name: c.Name.String()}}, k != 5)
+			if err != nil {
 				return err
 			}
+			scratch.Indexes = append(scratch.Indexes, ix)
 		}
 	}
-	return nil
+	return d.precheckForeignKeys(ctx, ddl.TableSpec, scratch)
 }

@@ -1,8 +1,9 @@
 // Package sql adapts ReorgDB's catalog and kv transactions to
 // github.com/dolthub/go-mysql-server, which parses, plans and executes SQL
 // and speaks the MySQL protocol. It owns the mapping of SQL tables, rows,
-// indexes, sessions and transactions onto kv keys, and the metadata lock
-// that keeps DML consistent with schema changes.
+// indexes, sessions and transactions onto kv keys, the metadata lock
+// that keeps DML consistent with schema changes, and the foreign keys and
+// checks go-mysql-server enforces through the tables.
 package sql
 
 import (

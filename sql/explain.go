@@ -39,6 +39,8 @@ func (o *execOverride) Build(ctx *gms.Context, n gms.Node, r gms.Row) (gms.RowIt
 		return showTableStatus(ctx, n, r)
 	case *plan.AnalyzeTable:
 		return analyzeTable(ctx, n, r)
+	case *plan.CreateCheck:
+		return createCheck(ctx, n)
 	}
 	return nil, nil
 }

@@ -462,6 +462,13 @@ func (n *dmlExec) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	if readOnly.Load() || superReadOnly.Load() {
 		return nil, ErrFastFallback
 	}
+	// Foreign keys and checks are go-mysql-server's to enforce. Whether
+	// another table references this one is asked of the transaction's
+	// schema on every execution, since it changes without this table's
+	// definition changing.
+	if hasConstraints(tx.schema, db, fs.m.def) {
+		return nil, ErrFastFallback
+	}
 	var privs []gms.PrivilegeType
 	switch fs.dml.kind {
 	case dmlUpdate:

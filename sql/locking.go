@@ -107,6 +107,7 @@ type txnStmt struct {
 	pid      uint64
 	query    string
 	lockRows bool          // lock and current-read the rows read
+	writes   bool          // INSERT, REPLACE, UPDATE or DELETE
 	lockWait time.Duration // innodb_lock_wait_timeout
 }
 
@@ -123,6 +124,7 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 		kind = stmtRead
 	}
 	t.stmt.lockRows = kind == stmtLock
+	t.stmt.writes = kind != stmtRead
 	fresh := kind != stmtRead || readCommitted(ctx)
 	if fresh {
 		t.txn.SetReadTS(t.e.store.ReadTS())

@@ -25,7 +25,9 @@ func (s kvSpan) first() []byte {
 // integer PK, index-key ranges followed by record point reads otherwise.
 func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLookup) (gms.RowIter, error) {
 	txn := tx.txn
-	lock := tx.stmt.lockRows
+	// A foreign key's parent lookup locks in DML, not in the scan of
+	// ALTER TABLE ADD FOREIGN KEY, which would lock every parent.
+	lock := tx.stmt.lockRows || t.refCheck && tx.stmt.writes
 	gi, ok := lookup.Index.(*Index)
 	if !ok {
 		return nil, io.ErrUnexpectedEOF

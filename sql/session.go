@@ -429,6 +429,7 @@ type stmtState struct {
 	created  map[int64]bool      // tables created by this statement
 	indexes  map[int64][][]int64 // table -> column-ID lists of indexes built by this statement
 	idxNames map[int64]map[string]bool
+	added    map[int64][]string // table -> columns added by this statement
 }
 
 func (s *Session) stmt(ctx *gms.Context) *stmtState {
@@ -440,6 +441,19 @@ func (s *Session) stmt(ctx *gms.Context) *stmtState {
 }
 
 func (s *Session) markCreated(ctx *gms.Context, tableID int64) { s.stmt(ctx).created[tableID] = true }
+
+func (s *Session) markAddedColumn(ctx *gms.Context, tableID int64, name string) {
+	st := s.stmt(ctx)
+	if st.added == nil {
+		st.added = map[int64][]string{}
+	}
+	st.added[tableID] = append(st.added[tableID], name)
+}
+
+// addedColumns are the columns of a table this statement added.
+func (s *Session) addedColumns(ctx *gms.Context, tableID int64) []string {
+	return s.stmt(ctx).added[tableID]
+}
 
 func (s *Session) createdInStatement(ctx *gms.Context, tableID int64) bool {
 	return s.stmt(ctx).created[tableID]

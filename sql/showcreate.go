@@ -2,6 +2,8 @@ package sql
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -26,7 +28,32 @@ func (o *execOverride) showCreateTable(ctx *gms.Context, n *plan.ShowCreateTable
 	if _, ok := rewrittenShowCreate.LoadAndDelete(n); ok || n.IsView {
 		return nil, nil
 	}
-	sch := n.TargetSchema()
+	fixed, changed, err := fixedDefaults(ctx, n.TargetSchema())
+	if err != nil {
+		return nil, err
+	}
+	parents := otherDBParents(ctx, n)
+	if !changed && parents == nil {
+		return nil, nil
+	}
+	var nn gms.Node = n
+	if changed {
+		if nn, err = n.WithTargetSchema(fixed); err != nil {
+			return nil, err
+		}
+	}
+	rewrittenShowCreate.Store(nn, struct{}{})
+	defer rewrittenShowCreate.Delete(nn)
+	it, err := o.base().Build(ctx, nn, r)
+	if err != nil || parents == nil {
+		return it, err
+	}
+	return &qualifyParents{RowIter: it, parents: parents}, nil
+}
+
+// fixedDefaults is sch with the literal defaults MySQL prints otherwise
+// as display strings; changed says whether any is.
+func fixedDefaults(ctx *gms.Context, sch gms.Schema) (gms.Schema, bool, error) {
 	fixed := make(gms.Schema, len(sch))
 	changed := false
 	for i, col := range sch {
@@ -38,20 +65,68 @@ func (o *execOverride) showCreateTable(ctx *gms.Context, n *plan.ShowCreateTable
 		c := col.Copy()
 		lit := expression.NewLiteral(s, types.LongText)
 		if c.Default, err = gms.NewColumnDefaultValue(lit, types.LongText, true, false, col.Nullable); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		fixed[i], changed = c, true
 	}
-	if !changed {
-		return nil, nil
+	return fixed, changed, nil
+}
+
+// otherDBParents maps the names of the table's foreign keys whose parent
+// is in another database to that database. go-mysql-server prints the
+// parent without its database, which MySQL prints then.
+func otherDBParents(ctx *gms.Context, n *plan.ShowCreateTable) map[string]string {
+	rt, ok := n.Child.(*plan.ResolvedTable)
+	if !ok {
+		return nil
 	}
-	nn, err := n.WithTargetSchema(fixed)
-	if err != nil {
-		return nil, err
+	t, ok := rt.UnderlyingTable().(*Table)
+	if !ok {
+		return nil
 	}
-	rewrittenShowCreate.Store(nn, struct{}{})
-	defer rewrittenShowCreate.Delete(nn)
-	return o.base().Build(ctx, nn, r)
+	var out map[string]string
+	for _, fk := range t.defNow(ctx).ForeignKeys {
+		if !strings.EqualFold(fk.ParentDB, t.db.def.Name) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[fk.Name] = fk.ParentDB
+		}
+	}
+	return out
+}
+
+// qualifyParents adds the database to the parents of the foreign keys in
+// parents, in SHOW CREATE TABLE's statement.
+type qualifyParents struct {
+	gms.RowIter
+	parents map[string]string
+}
+
+func (q *qualifyParents) Next(ctx *gms.Context) (gms.Row, error) {
+	row, err := q.RowIter.Next(ctx)
+	if err != nil || len(row) < 2 {
+		return row, err
+	}
+	stmt, ok := row[1].(string)
+	if !ok {
+		return row, nil
+	}
+	for name, db := range q.parents {
+		at := strings.Index(stmt, "CONSTRAINT "+gms.QuoteIdentifier(name)+" FOREIGN KEY (")
+		ref := -1
+		if at >= 0 {
+			ref = strings.Index(stmt[at:], ") REFERENCES ")
+		}
+		if ref < 0 {
+			continue
+		}
+		pos := at + ref + len(") REFERENCES ")
+		stmt = stmt[:pos] + gms.QuoteIdentifier(db) + "." + stmt[pos:]
+	}
+	out := slices.Clone(row)
+	out[1] = stmt
+	return out, nil
 }
 
 // displayDefault is how MySQL prints col's literal default, for the types

@@ -21,6 +21,12 @@ type Table struct {
 	projDec *codec.RowDecoder
 	lookup  *gms.IndexLookup
 	hint    *indexHint // the statement's USE / IGNORE / FORCE INDEX for this table
+	// refCheck: the table serves a foreign key's lookup of parent rows,
+	// which locks and current-reads them (SetReferenceCheck).
+	refCheck bool
+	// tempParent: the table is a temporary table asked for as a foreign
+	// key's parent (GetForeignKeyEditor).
+	tempParent bool
 }
 
 var (
@@ -154,6 +160,9 @@ func (t *Table) IndexedAccess(_ *gms.Context, lookup gms.IndexLookup) gms.Indexe
 
 // LookupPartitions implements sql.IndexedTable.
 func (t *Table) LookupPartitions(_ *gms.Context, lookup gms.IndexLookup) (gms.PartitionIter, error) {
+	if t.tempParent {
+		return nil, errCannotAddForeignKey()
+	}
 	if t.lookup == nil || t.lookup.Index != lookup.Index {
 		return nil, fmt.Errorf("reorgdb: lookup on %s without IndexedAccess", t.Name())
 	}
