@@ -79,9 +79,10 @@ func TestChecksumTable(t *testing.T) {
 }
 
 // mariadb-dump --single-transaction of a database with every kind of
-// column, indexes, defaults, AUTO_INCREMENT, a view, a trigger and a
-// procedure loads into a new server with the mariadb client, and every
-// table has the same rows (CHECKSUM TABLE) and definition there.
+// column, indexes, defaults, AUTO_INCREMENT, a foreign key, a check, a
+// view, a trigger and a procedure loads into a new server with the
+// mariadb client, and every table has the same rows (CHECKSUM TABLE),
+// definition and constraints there.
 func TestDumpRestoreRoundTrip(t *testing.T) {
 	dump, err := exec.LookPath("mariadb-dump")
 	client, err2 := exec.LookPath("mariadb")
@@ -106,7 +107,11 @@ func TestDumpRestoreRoundTrip(t *testing.T) {
 		"CREATE TRIGGER ty_ins AFTER INSERT ON ty FOR EACH ROW INSERT INTO log (msg) VALUES (CONCAT('ty ', NEW.id))",
 		"INSERT INTO ty (g) VALUES ('g3')",
 		"CREATE VIEW tv AS SELECT id, h FROM ty WHERE h IS NOT NULL",
-		"CREATE PROCEDURE count_ty(OUT n INT) SELECT count(*) INTO n FROM ty")
+		"CREATE PROCEDURE count_ty(OUT n INT) SELECT count(*) INTO n FROM ty",
+		// Dumped before its parent (tables go in name order).
+		`CREATE TABLE a_ord (id INT PRIMARY KEY, ty_id INT, qty INT CHECK (qty > 0),
+			CONSTRAINT fk_ty FOREIGN KEY (ty_id) REFERENCES ty (id) ON DELETE CASCADE)`,
+		"INSERT INTO a_ord VALUES (1, 1, 5), (2, 3, 1)")
 
 	host, port, _ := net.SplitHostPort(src.Addr())
 	var out, errOut bytes.Buffer
@@ -124,7 +129,7 @@ func TestDumpRestoreRoundTrip(t *testing.T) {
 	}
 
 	restored := dst.DB("app")
-	for _, table := range []string{"ty", "log"} {
+	for _, table := range []string{"ty", "log", "a_ord"} {
 		want := rowStrings(t, db, "CHECKSUM TABLE "+table)
 		if got := rowStrings(t, restored, "CHECKSUM TABLE "+table); got[1] != want[1] || want[1] == "" {
 			t.Errorf("CHECKSUM TABLE %s: source %v, restored %v", table, want, got)
@@ -138,6 +143,13 @@ func TestDumpRestoreRoundTrip(t *testing.T) {
 	mustExecDB(t, restored, "INSERT INTO ty (g) VALUES ('g4')", "CALL count_ty(@n)")
 	query(t, restored, "SELECT @n", "4")
 	query(t, restored, "SELECT count(*) FROM log", "2")
+	// The constraints hold in the restored database.
+	_, err = restored.Exec("INSERT INTO a_ord VALUES (3, 99, 1)")
+	expectCode(t, err, 1452)
+	_, err = restored.Exec("INSERT INTO a_ord VALUES (3, 1, 0)")
+	expectCode(t, err, 3819)
+	mustExecDB(t, restored, "DELETE FROM ty WHERE id = 1")
+	query(t, restored, "SELECT count(*) FROM a_ord", "1")
 }
 
 func mustExecDB(t *testing.T, db *sql.DB, qs ...string) {
