@@ -373,6 +373,11 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	if st := h.s.connState(c.ConnectionID); st != nil {
 		cursor = st.cursor.Load()
 	}
+	binCB := cb
+	cb = func(r *sqltypes.Result) error {
+		zeroDatesBinary(r)
+		return binCB(r)
+	}
 	called := false
 	defer func() {
 		if !cursor || !called {
