@@ -135,6 +135,7 @@ func (h *handler) spool(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mys
 		}
 		if r != nil && len(r.Fields) > 0 {
 			rsql.FixFields(r.Fields, func() []int8 { return h.resultPrecisions(c, query) })
+			aliasCase(r.Fields, query)
 		}
 		if r != nil {
 			rsql.FixValues(r.Fields, r.Rows)
@@ -350,6 +351,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		f = got
 	}
 	rsql.FixFields(f, func() []int8 { return h.resultPrecisions(c, query) })
+	aliasCase(f, query)
 	if err != nil {
 		err = mapError(err, h.stmtInfo(c, query))
 	} else {
