@@ -36,9 +36,11 @@ go build -o "$WORK/reorgdb" ./cmd/reorgdb
 "$WORK/reorgdb" serve --data-dir "$WORK/data" --port "$PORT" --status-port "$STATUS_PORT" \
   --log-level warn >"$WORK/server.log" 2>&1 &
 SPID=$!
+# The database and local_infile as the driver's own CI sets them up.
 CLIENT=$(command -v mariadb || command -v mysql)
 for _ in $(seq 1 150); do
-  "$CLIENT" -h127.0.0.1 -P"$PORT" -uroot -e 'CREATE DATABASE IF NOT EXISTS gotest' >/dev/null 2>&1 && break
+  "$CLIENT" -h127.0.0.1 -P"$PORT" -uroot \
+    -e 'CREATE DATABASE IF NOT EXISTS gotest; SET GLOBAL local_infile = 1' >/dev/null 2>&1 && break
   kill -0 "$SPID" 2>/dev/null || { cat "$WORK/server.log" >&2; echo "server exited" >&2; exit 2; }
   sleep 0.2
 done
