@@ -8,6 +8,7 @@
 # listed tests that pass now so the list can shrink. Without one it exits 1
 # on any failure. The server's log is kept when something fails.
 set -euo pipefail
+export LC_ALL=C # sort and comm agree on the order
 EXPECTED=${1:-}
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -44,6 +45,7 @@ for _ in $(seq 1 150); do
   kill -0 "$SPID" 2>/dev/null || { cat "$WORK/server.log" >&2; echo "server exited" >&2; exit 2; }
   sleep 0.2
 done
+"$CLIENT" -h127.0.0.1 -P"$PORT" -uroot -e 'USE gotest' || { echo "server on port $PORT not reachable" >&2; exit 2; }
 
 # TestConnectorReturnsTimeout dials 1.1.1.1:1234 and expects the dial to time
 # out: it tests the network, not the server, and where a proxy accepts every
@@ -65,19 +67,28 @@ if ! kill -0 "$SPID" 2>/dev/null; then
   FAILED=$((FAILED + 1))
   echo "(server died)" >>"$WORK/failing"
 fi
-if ! grep -qE '^(ok|FAIL|PASS)' "$WORK/test.log"; then
+if grep -q '^panic: ' "$WORK/test.log"; then
+  # A panic ends the test binary: the tests after it did not run.
+  grep -A3 '^panic: ' "$WORK/test.log" >&2
+  FAILED=$((FAILED + 1))
+  echo "(go test panicked)" >>"$WORK/failing"
+elif ! grep -qE '^(ok|FAIL|PASS)' "$WORK/test.log"; then
   echo "go test did not finish:" >&2
   tail -50 "$WORK/test.log" >&2
   FAILED=$((FAILED + 1))
   echo "(go test did not finish)" >>"$WORK/failing"
 fi
 
+sort -o "$WORK/failing" "$WORK/failing"
 echo "go-sql-driver/mysql $VERSION suite against ReorgDB:"
 [ ! -s "$WORK/failing" ] || sed 's/^/  failing: /' "$WORK/failing"
 STATUS=0
 if [ -n "$EXPECTED" ]; then
   sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$EXPECTED" | sort >"$WORK/expected"
-  comm -23 "$WORK/failing" "$WORK/expected" | sed 's/^/  UNEXPECTED failure: /'
+  comm -23 "$WORK/failing" "$WORK/expected" | while read -r t; do
+    echo "  UNEXPECTED failure: $t"
+    awk -v t="$t" '$0 ~ "^=== (RUN|CONT|NAME) +"t"([/ ]|$)"{p=1; next} /^=== /{p=0} p' "$WORK/test.log" | head -40
+  done
   comm -12 <(awk '$1=="PASS"{print $2}' "$WORK/results" | sort) "$WORK/expected" |
     sed 's/^/  expected to fail but passes now (remove it from the list): /'
   [ -z "$(comm -23 "$WORK/failing" "$WORK/expected")" ] || STATUS=1
