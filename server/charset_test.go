@@ -9,27 +9,38 @@ import (
 
 // TestHandshakeCollation: the collation a client sends in its handshake
 // (go-sql-driver's collation parameter) becomes the session's
-// collation_connection and character sets, as in MySQL.
+// collation_connection, character_set_client and
+// character_set_connection, as in MySQL. Results stay utf8mb4, so a
+// latin1 client still reads text latin1 cannot hold.
 func TestHandshakeCollation(t *testing.T) {
 	s := servertest.Start(t)
+	if _, err := s.DB("d").Exec("CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(10))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB("d").Exec("INSERT INTO t VALUES (1, '日本é')"); err != nil {
+		t.Fatal(err)
+	}
 	for coll, cs := range map[string]string{
 		"latin1_general_ci":  "latin1",
 		"binary":             "binary",
 		"utf8mb4_unicode_ci": "utf8mb4",
 		"utf8mb4_general_ci": "utf8mb4",
 	} {
-		db, err := sql.Open("mysql", s.DSN("")+"&collation="+coll)
+		db, err := sql.Open("mysql", s.DSN("d")+"&collation="+coll)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var gotColl, client, conn, results string
+		defer db.Close()
+		var gotColl, client, conn, results, c string
 		err = db.QueryRow("SELECT @@collation_connection, @@character_set_client, @@character_set_connection, @@character_set_results").Scan(&gotColl, &client, &conn, &results)
-		db.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if gotColl != coll || client != cs || conn != cs || results != cs {
-			t.Errorf("collation %s: collation_connection %s, character sets %s/%s/%s; want %s and %s", coll, gotColl, client, conn, results, coll, cs)
+		if gotColl != coll || client != cs || conn != cs || results != "utf8mb4" {
+			t.Errorf("collation %s: collation_connection %s, character sets %s/%s/%s; want %s, %s/%s/utf8mb4", coll, gotColl, client, conn, results, coll, cs, cs)
+		}
+		if err := db.QueryRow("SELECT c FROM t WHERE id = 1").Scan(&c); err != nil || c != "日本é" {
+			t.Errorf("collation %s: read %q, %v", coll, c, err)
 		}
 	}
 }
