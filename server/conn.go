@@ -77,6 +77,8 @@ const (
 //     flags (see Write);
 //   - COM_STMT_PREPARE of a statement with a syntax error gets MySQL's
 //     1064 (vitess parses it first and answers 1105);
+//   - COM_STMT_PREPARE of a DO statement, which vitess cannot parse,
+//     prepares the SELECT of its expressions (do.go);
 //   - COM_STMT_EXECUTE and COM_STMT_RESET of a statement that does not
 //     exist get MySQL's 1243 (vitess answers 2014, or panics);
 //   - COM_STMT_EXECUTE of a statement with more than 65528 parameters
@@ -255,6 +257,9 @@ func (pc *protoConn) rewrite(pkt []byte) []byte {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}
 		q = quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())
+		sel, isDo := doAsSelect(q)
+		q = sel
+		pc.st.prepareDo.Store(isDo)
 		// vitess parses the statement itself and answers a syntax error
 		// with 1105 and no position; answer MySQL's 1064 instead.
 		if _, err := sqlparser.ParseWithOptions(context.Background(), q, sqlparser.ParserOptions{AnsiQuotes: pc.st.ansiQuotes.Load()}); err != nil {

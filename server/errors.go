@@ -728,6 +728,8 @@ func mapError(err error, st *stmtInfo) error {
 			return syntaxError(msg, st)
 		case strings.HasPrefix(msg, "column \"") && strings.Contains(msg, "could not be found"):
 			return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "%s", msg)
+		case msg == "local_infile needs to be set to 1 to use LOCAL":
+			return mysql.NewSQLError(3948, "42000", "Loading local data is disabled; this must be enabled on both the client and server sides")
 		}
 	}
 	return err

@@ -94,7 +94,7 @@ func (h *handler) ComResetConnection(c *mysql.Conn) error {
 	h.s.fast.dropConn(c.ConnectionID)
 	if st := h.s.connState(c.ConnectionID); st != nil {
 		st.mu.Lock()
-		st.execErr, st.stmtTypes = nil, nil
+		st.execErr, st.stmtTypes, st.doStmts = nil, nil, nil
 		st.mu.Unlock()
 	}
 	return fixError(h.Handler.ComResetConnection(c))
@@ -135,6 +135,7 @@ func (h *handler) spool(c *mysql.Conn, query string, cb mysql.ResultSpoolFn) mys
 		}
 		if r != nil && len(r.Fields) > 0 {
 			rsql.FixFields(r.Fields, func() []int8 { return h.resultPrecisions(c, query) })
+			aliasCase(r.Fields, query)
 		}
 		if r != nil {
 			rsql.FixValues(r.Fields, r.Rows)
@@ -172,6 +173,9 @@ func (h *handler) currentDB(c *mysql.Conn) string {
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
+	if q, isDo := doAsSelect(query); isDo {
+		query, cb = q, okOnly(cb)
+	}
 	cb = h.spool(c, query, cb)
 	if rsql.IsResetPersist(query) {
 		return h.done(c, query, h.resetPersist(c, query, cb))
@@ -250,6 +254,9 @@ func (h *handler) fastInline(ctx context.Context, c *mysql.Conn, query string, c
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
+	if q, isDo := doAsSelect(query); isDo {
+		query, cb = q, okOnly(cb)
+	}
 	if rsql.IsResetPersist(query) {
 		return "", h.done(c, query, h.resetPersist(c, query, h.spool(c, query, cb)))
 	}
@@ -358,10 +365,15 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		f = got
 	}
 	rsql.FixFields(f, func() []int8 { return h.resultPrecisions(c, query) })
+	aliasCase(f, query)
 	if err != nil {
 		err = mapError(err, h.stmtInfo(c, query))
 	} else {
 		h.fastPrepare(ctx, c, query, p)
+	}
+	if st := h.s.connState(c.ConnectionID); st != nil && st.prepareDo.Swap(false) && err == nil {
+		f = nil
+		st.markDo(p.StatementID)
 	}
 	return f, err
 }
@@ -376,6 +388,11 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	cursor := false
 	if st := h.s.connState(c.ConnectionID); st != nil {
 		cursor = st.cursor.Load()
+	}
+	binCB := cb
+	cb = func(r *sqltypes.Result) error {
+		zeroDatesBinary(r)
+		return binCB(r)
 	}
 	called := false
 	defer func() {
@@ -393,7 +410,11 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 			return h.done(c, p.PrepareStmt, bad)
 		}
 	}
-	spool := h.spool(c, p.PrepareStmt, func(r *sqltypes.Result, _ bool) error { return cb(r) })
+	var inner mysql.ResultSpoolFn = func(r *sqltypes.Result, _ bool) error { return cb(r) }
+	if st := h.s.connState(c.ConnectionID); st != nil && st.isDo(p.StatementID) {
+		inner = okOnly(inner)
+	}
+	spool := h.spool(c, p.PrepareStmt, inner)
 	send := func(r *sqltypes.Result) error {
 		if cursor && called {
 			return cb(r)

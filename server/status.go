@@ -40,6 +40,11 @@ type connState struct {
 	// stmtTypes are the parameter types last bound, per statement, for
 	// statements whose executions the server decodes itself (manyparams.go).
 	stmtTypes map[uint32][]byte
+	// doStmts are the prepared statements that are DO statements (do.go).
+	doStmts map[uint32]bool
+	// prepareDo: the COM_STMT_PREPARE being served was a DO that
+	// protoConn turned into a SELECT.
+	prepareDo atomic.Bool
 	// running is the statement being served (interrupt.go).
 	running *running
 	// prev is closed when the goroutine of an abandoned statement is

@@ -118,6 +118,13 @@ func fixField(f *querypb.Field) {
 	case querypb.Type_DATETIME, querypb.Type_TIMESTAMP:
 		f.ColumnLength = fracLength(19, f.Decimals)
 		f.Flags |= uint32(querypb.MySqlFlag_BINARY_FLAG)
+	case querypb.Type_FLOAT32, querypb.Type_FLOAT64:
+		if f.Decimals == 0 {
+			// MySQL's NOT_FIXED_DEC: a FLOAT or DOUBLE without a scale.
+			// Clients read 0 as a fixed scale of 0 (go-sql-driver's
+			// DecimalSize).
+			f.Decimals = notFixedDec
+		}
 	default:
 		if !sqltypes.IsIntegral(f.Type) && !sqltypes.IsFloat(f.Type) && f.Type != querypb.Type_DECIMAL {
 			return
@@ -125,6 +132,8 @@ func fixField(f *querypb.Field) {
 	}
 	f.Charset = uint32(gms.Collation_binary)
 }
+
+const notFixedDec = 31
 
 func fracLength(base, decimals uint32) uint32 {
 	if decimals == 0 || decimals > 6 {

@@ -112,12 +112,15 @@ func ErrReadOnly(super bool) error {
 // enforceReadOnly is the analyzer rule that refuses writes.
 func enforceReadOnly(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
 	syncReadOnly()
-	if !readOnly.Load() || plan.IsReadOnly(n) || isExplain(ctx.Query()) {
+	if plan.IsReadOnly(n) || isExplain(ctx.Query()) {
 		// go-mysql-server analyses EXPLAIN's statement on its own, but
 		// EXPLAIN runs nothing.
 		return n, transform.SameTree, nil
 	}
-	if createsTemporary(n) || writesOnlyTemporary(n) {
+	if plan.IsDDLNode(n) && !createsTemporary(n) && !writesOnlyTemporary(n) && readOnlySession(ctx) {
+		return nil, transform.SameTree, gms.ErrReadOnlyTransaction.New()
+	}
+	if !readOnly.Load() || createsTemporary(n) || writesOnlyTemporary(n) {
 		// MySQL lets temporary tables be made and written under read_only.
 		return n, transform.SameTree, nil
 	}
@@ -131,6 +134,16 @@ func enforceReadOnly(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan
 		return n, transform.SameTree, nil
 	}
 	return nil, transform.SameTree, ErrReadOnly(false)
+}
+
+// readOnlySession says whether transaction_read_only is on (SET SESSION
+// TRANSACTION READ ONLY). A DDL statement then fails with 1792 as in
+// MySQL: its implicit commit starts a transaction of the session's access
+// mode. go-mysql-server checks the current transaction only, and lets DDL
+// through because of that implicit commit.
+func readOnlySession(ctx *gms.Context) bool {
+	v, err := ctx.GetSessionVariable(ctx, "transaction_read_only")
+	return err == nil && truthyVar(v)
 }
 
 // ReadOnlyRefuses is the error read_only or super_read_only gives a write

@@ -33,8 +33,9 @@ func addRules(a *analyzer.Analyzer) {
 			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro, vd)
 		}
 	}
+	// noteResultPrecisions last: timeToTextRule changes result types.
 	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
-		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}, {Id: ruleTimeToText, Apply: timeToTextRule}}
+		{Id: ruleTimeToText, Apply: timeToTextRule}, {Id: ruleResultPrecisions, Apply: noteResultPrecisions}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
 			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], own...)

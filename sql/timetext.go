@@ -31,6 +31,9 @@ func timeToTextRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.
 			if isTimeExpr(e.Child) && types.IsText(e.Type()) {
 				return timeText{e.Child}, transform.NewTree, nil
 			}
+			if tc, ok := asTimeCast(e); ok {
+				return tc, transform.NewTree, nil
+			}
 		case *function.Concat, *function.ConcatWithSeparator:
 			return wrapTimeArgs(e)
 		case expression.ArithmeticOp, *aggregation.Sum, *aggregation.Avg:
