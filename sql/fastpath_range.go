@@ -105,7 +105,7 @@ func (n *rangeSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 		}
 		rows = out
 	}
-	return gms.RowsToRowIter(rows...), nil
+	return &rowsIter{rows: rows}, nil
 }
 
 // sum is SUM of the integer column fs.sumArg as go-mysql-server's
