@@ -11,6 +11,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -70,8 +71,9 @@ type indexEntry struct {
 	ix     *indexMeta
 	key    []byte
 	value  []byte
-	vals   []any // key values, for duplicate messages
-	unique bool  // subject to a uniqueness check
+	vals   []any   // key values
+	row    gms.Row // the row the key is of, extended by keyRow when keyed by a hidden column
+	unique bool    // subject to a uniqueness check
 	// A change-log record (see dmlEntries) stands in for the entry whose
 	// key is indexKey; deleting it writes the record too.
 	logOnly  bool
@@ -118,13 +120,24 @@ func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool) ([
 func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool) ([]indexEntry, error) {
 	m := e.t.m
 	out := make([]indexEntry, 0, len(m.indexes))
+	var kr gms.Row
 	for _, ix := range m.indexes {
 		if ix.isHandleIndex() || !want(ix) {
 			continue
 		}
-		ent := indexEntry{ix: ix}
+		r := row
+		if len(m.shadows) > 0 && m.keyed(ix) {
+			if kr == nil {
+				kr = m.keyRow(row, e.rows+1)
+			}
+			if !ix.hasKey(kr) {
+				continue
+			}
+			r = kr
+		}
+		ent := indexEntry{ix: ix, row: r}
 		var err error
-		ent.key, ent.value, ent.unique, ent.vals, err = m.appendEntry(ix, row, h, nil, []byte{}, nil, nil)
+		ent.key, ent.value, ent.unique, ent.vals, err = m.appendEntry(ix, r, h, nil, []byte{}, nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +243,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 		if !ent.unique {
 			continue
 		}
-		if err := e.checkUnique(ctx, txn, ent, h, row); err != nil {
+		if err := e.checkUnique(ctx, txn, ent, h); err != nil {
 			return err
 		}
 	}
@@ -248,7 +261,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 
 // checkUnique fails with a duplicate-key error when ent's key belongs to a
 // row other than h.
-func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64, row gms.Row) error {
+func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64) error {
 	v, found, err := e.tx.LockedRead(ctx, ent.key)
 	if err != nil || !found {
 		return err
@@ -292,9 +305,9 @@ func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h in
 	}
 	vals := make([]string, len(ent.ix.pos))
 	for i, p := range ent.ix.pos {
-		vals[i] = displayValue(row[p])
+		vals[i] = displayValue(ent.row[p])
 	}
-	return gms.NewUniqueKeyErr(dupMessage(joinDash(vals), m.def.Name, ent.ix.name()), ent.ix.def.Primary, old)
+	return gms.NewUniqueKeyErr(dupMessage(joinDash(vals), m.def.Name, ddl.UserIndexName(ent.ix.name())), ent.ix.def.Primary, old)
 }
 
 // Delete implements sql.RowDeleter.
@@ -419,7 +432,7 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 	}
 	for _, ent := range newEnts {
 		if ent.unique && changed(ent, oldEnts) {
-			if err := e.checkUnique(ctx, txn, ent, h, new); err != nil {
+			if err := e.checkUnique(ctx, txn, ent, h); err != nil {
 				return err
 			}
 		}

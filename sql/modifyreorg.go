@@ -19,6 +19,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -34,6 +35,7 @@ type shadowMeta struct {
 	name     string // the new column's name, for errors
 	typ      gms.Type
 	kind     valueKind
+	coll     gms.CollationID
 	nullable bool
 	src      int // position of the source column in the schema
 	lenient  bool
@@ -50,7 +52,7 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 			return fmt.Errorf("changing column %s: unknown source column id %d", c.Column.Name, c.Source)
 		}
 		m.shadows = append(m.shadows, shadowMeta{
-			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ),
+			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ), coll: stringCollation(typ),
 			nullable: c.Column.Nullable, src: src, lenient: c.Lenient,
 		})
 	}
@@ -63,6 +65,66 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 		m.shadowDec = codec.NewRowDecoderWithDefaults(ids, marks)
 	}
 	return nil
+}
+
+// A hidden changing column takes position len(schema)+i in an index's
+// positions (indexMeta.pos), i its place in shadows: the replacement
+// indexes of a MODIFY COLUMN are keyed by it, on a row that keyRow
+// extends with the hidden columns' values.
+
+// shadowPos is the index position of hidden column id, or -1.
+func (m *tableMeta) shadowPos(id int64) int {
+	for i, sh := range m.shadows {
+		if sh.id == id {
+			return len(m.schema) + i
+		}
+	}
+	return -1
+}
+
+// keyKind is the value kind and collation of the column at index
+// position p.
+func (m *tableMeta) keyKind(p int) (valueKind, gms.CollationID) {
+	if p < len(m.kinds) {
+		return m.kinds[p], m.colls[p]
+	}
+	sh := &m.shadows[p-len(m.kinds)]
+	return sh.kind, sh.coll
+}
+
+// keyed reports whether index ix is keyed by a hidden column.
+func (m *tableMeta) keyed(ix *indexMeta) bool {
+	return slices.ContainsFunc(ix.pos, func(p int) bool { return p >= len(m.schema) })
+}
+
+// keyRow returns row, of the visible columns, extended with every hidden
+// column converted from it; a value that does not convert is noKey (the
+// row then has no entry in an index keyed by it: the statement or the
+// backfill fails on the value itself).
+func (m *tableMeta) keyRow(row gms.Row, rowNum int64) gms.Row {
+	out := make(gms.Row, len(m.schema), len(m.schema)+len(m.shadows))
+	copy(out, row)
+	for _, sh := range m.shadows {
+		v, err := sh.convert(row[sh.src], rowNum, true)
+		if err != nil {
+			v = noKey
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// noKey stands for a hidden column's value that does not convert.
+var noKey any = &struct{ noKey bool }{}
+
+// hasKey reports whether a row that keyRow extended has an entry in ix.
+func (ix *indexMeta) hasKey(row gms.Row) bool {
+	for _, p := range ix.pos {
+		if row[p] == noKey {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeWithShadows encodes a row whose visible columns' canonical values
@@ -295,23 +357,59 @@ var intBits = map[query.Type]uint{
 }
 
 // ConvertRow implements ddl.ColumnConverter.
-func (x indexer) ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum int64) ([]byte, error) {
+func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int64, row []byte, rowNum int64) ([]byte, []ddl.Entry, error) {
 	m, err := metaFor(dbName, t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r, err := (&Table{m: m}).decodeRow(0, row, true)
+	r, err := (&Table{m: m}).decodeRow(h, row, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vals := make([]any, len(r))
 	for p, v := range r {
 		if vals[p], err = toCanonical(m.kinds[p], v); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	out, err := m.encodeWithShadows(r, vals, nil, rowNum, false)
-	return out, sqlToDDLError(err)
+	if err != nil || len(ids) == 0 {
+		return out, nil, sqlToDDLError(err)
+	}
+	ents, err := (&editor{t: &Table{m: m}}).entries(r, h, func(ix *indexMeta) bool {
+		return ix.def != nil && slices.Contains(ids, ix.def.ID)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, ddlEntries(ents), nil
+}
+
+// checkReplacements validates, in scratch (the table as the change of
+// column id leaves it), every index that contains the column, as CREATE
+// INDEX would validate it: a MODIFY COLUMN rebuilds them over the new
+// type (a prefix longer than the new column, a TEXT without a prefix, an
+// unindexable collation are refused before anything changes).
+func checkReplacements(scratch *catalog.Table, id int64) error {
+	for i, ix := range scratch.Indexes {
+		if !slices.ContainsFunc(ix.Columns, func(c catalog.IndexColumn) bool { return c.ColumnID == id }) {
+			continue
+		}
+		cols := make([]gms.IndexColumn, len(ix.Columns))
+		for k, ic := range ix.Columns {
+			c, _ := scratch.ColumnByID(ic.ColumnID)
+			if c == nil {
+				return fmt.Errorf("index %s: unknown column id %d", ix.Name, ic.ColumnID)
+			}
+			cols[k] = gms.IndexColumn{Name: c.Name, Length: ic.Length}
+		}
+		other := scratch.Clone()
+		other.Indexes = slices.Delete(other.Indexes, i, i+1)
+		if _, err := newIndexDef(other, ix.Name, cols, ix.Unique); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reorgKinds are the value kinds a MODIFY COLUMN converts between.
@@ -334,13 +432,6 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return refuse("of generated column %s (or making it one)", old.Name)
 	case old.ID == def.HandleColumn || slices.Contains(def.PKColumns, old.ID):
 		return refuse("that changes the type of primary-key column %s", old.Name)
-	}
-	for _, ix := range def.Indexes {
-		for _, ic := range ix.Columns {
-			if ic.ColumnID == old.ID {
-				return refuse("that changes the type of column %s, which index %s contains: drop the index first", old.Name, ix.Name)
-			}
-		}
 	}
 	for _, c := range def.Columns {
 		if c.Generated != "" && mentions(c.Generated, old.Name) {

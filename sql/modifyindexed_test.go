@@ -1,0 +1,117 @@
+package sql_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// TestModifyIndexedColumn: a type change of a column that indexes
+// contain rebuilds those indexes over the new values online: they keep
+// their names, places and kinds, lookups through them find the
+// converted values (in the new collation), and ADMIN CHECK TABLE finds
+// every entry. A value that does not convert, an index definition the new
+// type does not allow, and a primary-key column are refused, the table as
+// it was.
+func TestModifyIndexedColumn(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(120) COLLATE utf8mb4_bin, b BIGINT, w INT, "+
+		"KEY kv (v), UNIQUE KEY ub (b), KEY kvw (v, w), KEY kw (w))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 'Abc', 10, 1), (2, 'abd', 20, 2), (3, 'xyz', 300, 3), (4, NULL, NULL, 4)")
+	before := showCreate(t, db, "t")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE t MODIFY v VARCHAR(2)", 1265, "Data truncated for column 'v' at row 1"},
+		{"ALTER TABLE t MODIFY v TEXT", 1170, "BLOB/TEXT column 'v' used in key specification without a key length"},
+		{"ALTER TABLE t MODIFY b TINYINT", 1264, "Out of range value for column 'b' at row 3"},
+		{"ALTER TABLE t MODIFY id BIGINT UNSIGNED NOT NULL", 1235, "primary-key column id"},
+	} {
+		_, err := db.Exec(c.q)
+		expectErr(t, err, c.code, c.msg)
+		if after := showCreate(t, db, "t"); after != before {
+			t.Fatalf("%s changed the table:\n%s\nto\n%s", c.q, before, after)
+		}
+		mustExec(t, db, "ADMIN CHECK TABLE t")
+	}
+
+	// Narrowing, then widening into the table's _ci collation: the
+	// index is re-keyed by the new collation.
+	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(60) COLLATE utf8mb4_bin")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = 'Abc'", "1")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = 'abc'")
+	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(120) COLLATE utf8mb4_general_ci")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = 'ABC'", "1")
+	// Without a collation the column takes the table's.
+	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(200)")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = 'ABC'", "1")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (kvw) WHERE v = 'ABD' AND w = 2", "2")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+
+	// BIGINT -> INT and INT -> VARCHAR on a unique index.
+	mustExec(t, db, "ALTER TABLE t MODIFY b INT")
+	mustExec(t, db, "ALTER TABLE t CHANGE b b2 VARCHAR(10)")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (ub) WHERE b2 = '20'", "2")
+	_, err := db.Exec("INSERT INTO t VALUES (5, 'q', '20', 5)")
+	expectErr(t, err, 1062, "Duplicate entry '20' for key 't.ub'")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+
+	want := []string{
+		"`v` varchar(200)",
+		"`b2` varchar(10)",
+		"PRIMARY KEY (`id`),\n  KEY `kv` (`v`),\n  UNIQUE KEY `ub` (`b2`),\n  KEY `kvw` (`v`,`w`),\n  KEY `kw` (`w`)",
+	}
+	got := showCreate(t, db, "t")
+	for _, part := range want {
+		if !strings.Contains(got, part) {
+			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", part, got)
+		}
+	}
+	expectRows(t, db, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 't'", "6")
+}
+
+// TestModifyIndexedColumnDuplicate: converted values that collide in a
+// unique index fail the job with 1062, whether the backfill or a
+// statement meets them first, and the table stays as it was.
+func TestModifyIndexedColumnDuplicate(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, d DECIMAL(6,2), s VARCHAR(10) COLLATE utf8mb4_bin, UNIQUE KEY ud (d), UNIQUE KEY us (s))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1.21, 'a'), (2, 2.50, 'B'), (3, 1.24, 'b')")
+	before := showCreate(t, db, "t")
+	_, err := db.Exec("ALTER TABLE t MODIFY d DECIMAL(6,1)")
+	expectErr(t, err, 1062, "Duplicate entry '1.2' for key 't.ud'")
+	_, err = db.Exec("ALTER TABLE t MODIFY s VARCHAR(10) COLLATE utf8mb4_general_ci")
+	expectErr(t, err, 1062, "for key 't.us'")
+	if after := showCreate(t, db, "t"); after != before {
+		t.Fatalf("the failed jobs left\n%s\nwant\n%s", after, before)
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+
+	mustExec(t, db, "UPDATE t SET d = 3.33 WHERE id = 3")
+	_, done := stallModify(t, db, "ALTER TABLE t MODIFY d DECIMAL(6,1)")
+	// The replacement index is out of sight until the swap.
+	expectRows(t, db, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 't'", "3")
+	// A statement's value that collides with one a statement wrote
+	// since the job began is refused; with a row the backfill has not
+	// reached yet, the job fails on it.
+	mustExec(t, db, "INSERT INTO t VALUES (4, 7.71, 'c')")
+	_, err = db.Exec("INSERT INTO t VALUES (5, 7.74, 'd')")
+	expectErr(t, err, 1062, "Duplicate entry '7.7' for key 't.ud'")
+	mustExec(t, db, "INSERT INTO t VALUES (6, 2.46, 'e')")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	expectErr(t, <-done, 1062, "Duplicate entry '2.5' for key 't.ud'")
+	if after := showCreate(t, db, "t"); after != before {
+		t.Fatalf("the failed job left\n%s\nwant\n%s", after, before)
+	}
+	expectRows(t, db, "SELECT id, d FROM t ORDER BY id", "1,1.21", "2,2.50", "3,3.33", "4,7.71", "6,2.46")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	mustExec(t, db, "DELETE FROM t WHERE id = 6")
+	mustExec(t, db, "ALTER TABLE t MODIFY d DECIMAL(6,1)")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (ud) WHERE d = 2.5", "2")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
