@@ -151,7 +151,7 @@ func (m *Manager) modifyFailed(ctx context.Context, id int64, err error) error {
 func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 	switch j.SchemaState {
 	case catalog.StateAbsent:
-		return m.step(ctx, j.ID, addChanging)
+		return m.step(ctx, j.ID, m.addChanging)
 	case catalog.StateDeleteOnly:
 		return m.setIndexState(ctx, j.ID, catalog.StateWriteOnly)
 	case catalog.StateWriteOnly:
@@ -264,7 +264,7 @@ func removeIndexIDs(t *catalog.Table, specs []IndexSpec, id func(IndexSpec) int6
 
 // addChanging adds the job's hidden column, write-only, and its hidden
 // replacement indexes, delete-only.
-func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
+func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	if t == nil {
 		return errNoTable(j)
 	}
@@ -273,7 +273,9 @@ func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	if old == nil {
 		return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.Of, t.Name)}
 	}
-	if err := ModifyColumnIn(t.Clone(), *spec); err != nil {
+	// Also for an index added by a job that ran since the ALTER was
+	// checked.
+	if err := CheckReplacements(m.indexer, t, *spec); err != nil {
 		return err
 	}
 	t.NextColumnID++
@@ -290,6 +292,29 @@ func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	j.State = JobRunning
 	if j.Start.IsZero() {
 		j.Start = time.Now()
+	}
+	return nil
+}
+
+// CheckReplacements validates, as x validates a new index, every index of
+// t that contains the column spec changes, over the column as spec
+// defines it: a prefix longer than the new column, a TEXT without a
+// prefix, an unindexable collation are refused.
+func CheckReplacements(x Indexer, t *catalog.Table, spec ColumnSpec) error {
+	scratch := t.Clone()
+	if err := ModifyColumnIn(scratch, spec); err != nil {
+		return err
+	}
+	c, _ := scratch.ColumnByName(spec.Column.Name)
+	for i, ix := range scratch.Indexes {
+		if !slices.ContainsFunc(ix.Columns, func(ic catalog.IndexColumn) bool { return ic.ColumnID == c.ID }) {
+			continue
+		}
+		other := scratch.Clone()
+		other.Indexes = slices.Delete(other.Indexes, i, i+1)
+		if _, err := x.NewIndex(other, IndexSpec{Name: ix.Name, Columns: ix.Columns, Unique: ix.Unique}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

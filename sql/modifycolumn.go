@@ -127,8 +127,8 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		return err
 	}
 	if reorg {
-		if err := checkReplacements(scratch, old.ID); err != nil {
-			return err
+		if err := ddl.CheckReplacements(indexer{e}, cur, spec); err != nil {
+			return ddlToSQLError(err)
 		}
 	}
 	if t.IsTemporary() {

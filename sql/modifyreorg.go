@@ -385,33 +385,6 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int6
 	return out, ddlEntries(ents), nil
 }
 
-// checkReplacements validates, in scratch (the table as the change of
-// column id leaves it), every index that contains the column, as CREATE
-// INDEX would validate it: a MODIFY COLUMN rebuilds them over the new
-// type (a prefix longer than the new column, a TEXT without a prefix, an
-// unindexable collation are refused before anything changes).
-func checkReplacements(scratch *catalog.Table, id int64) error {
-	for i, ix := range scratch.Indexes {
-		if !slices.ContainsFunc(ix.Columns, func(c catalog.IndexColumn) bool { return c.ColumnID == id }) {
-			continue
-		}
-		cols := make([]gms.IndexColumn, len(ix.Columns))
-		for k, ic := range ix.Columns {
-			c, _ := scratch.ColumnByID(ic.ColumnID)
-			if c == nil {
-				return fmt.Errorf("index %s: unknown column id %d", ix.Name, ic.ColumnID)
-			}
-			cols[k] = gms.IndexColumn{Name: c.Name, Length: ic.Length}
-		}
-		other := scratch.Clone()
-		other.Indexes = slices.Delete(other.Indexes, i, i+1)
-		if _, err := newIndexDef(other, ix.Name, cols, ix.Unique); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // reorgKinds are the value kinds a MODIFY COLUMN converts between.
 var reorgKinds = []valueKind{
 	kindInt8, kindInt16, kindInt32, kindInt64, kindUint8, kindUint16, kindUint32, kindUint64,
