@@ -236,19 +236,29 @@ func TestModifyColumnBadRowStaysWritable(t *testing.T) {
 
 // TestModifyColumnUnderDML: random inserts, updates and deletes run in
 // goroutines through every step of a MODIFY COLUMN; in the end every
-// row's value is the conversion of the last value written to it.
+// row's value is the conversion of the last value written to it, and the
+// indexes that contain the column (a unique one, a composite one) hold
+// exactly the rows' entries.
 func TestModifyColumnUnderDML(t *testing.T) {
+	t.Run("unindexed", func(t *testing.T) { modifyUnderDML(t, "") })
+	t.Run("indexed", func(t *testing.T) { modifyUnderDML(t, ", UNIQUE KEY uv (v), KEY kwv (w, v)") })
+}
+
+// modifyUnderDML runs TestModifyColumnUnderDML on a table with the given
+// index clauses. Every value written is unique to its row: id in the
+// millions, so that a unique index never refuses a write.
+func modifyUnderDML(t *testing.T, indexes string) {
 	s := servertest.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(16)
-	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT NOT NULL, w INT)")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT NOT NULL, w INT"+indexes+")")
 	const rows = 3000
 	var b strings.Builder
 	for i := 0; i < rows; i++ {
 		if b.Len() > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, "(%d,%d,%d)", i, i*7%100000, i)
+		fmt.Fprintf(&b, "(%d,%d,%d)", i, int64(i)*1_000_000+int64(i*7%100000)+1, i)
 	}
 	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
 	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
@@ -261,7 +271,7 @@ func TestModifyColumnUnderDML(t *testing.T) {
 	var mu sync.Mutex
 	model := map[int]int64{}
 	for i := 0; i < rows; i++ {
-		model[i] = int64(i * 7 % 100000)
+		model[i] = int64(i)*1_000_000 + int64(i*7%100000) + 1
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -280,7 +290,7 @@ func TestModifyColumnUnderDML(t *testing.T) {
 				// Each writer owns the ids congruent to w, so the model
 				// needs no ordering between writers.
 				id := r.Intn(rows+500)/4*4 + w
-				v := r.Int63n(1_000_000_000)
+				v := int64(id)*1_000_000 + 1 + r.Int63n(999_998)
 				var err error
 				op := r.Intn(5)
 				switch op {
