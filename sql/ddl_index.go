@@ -62,7 +62,7 @@ func (x indexer) Entries(dbName string, t *catalog.Table, ids []int64, h int64, 
 		row[p] = vals[i]
 	}
 	ed := &editor{t: &Table{m: m}}
-	ents, err := ed.entries(row, h, want)
+	ents, err := ed.entries(row, h, want, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -95,8 +95,8 @@ func (ent *indexEntry) entryKey() []byte {
 // index's own key range stays untouched until the build's sstables are in
 // (so that they go to the bottom of the LSM), and the build then brings
 // every logged row's entries up to date.
-func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool) ([]indexEntry, error) {
-	ents, err := e.entries(row, h, want)
+func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool, stored []any) ([]indexEntry, error) {
+	ents, err := e.entries(row, h, want, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +116,9 @@ func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool) ([
 }
 
 // entries computes the index entries of a row with a given handle, for the
-// indexes selected by want.
-func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool) ([]indexEntry, error) {
+// indexes selected by want; stored holds the values of the hidden columns
+// to key by as they are (see keyRow), or is nil.
+func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool, stored []any) ([]indexEntry, error) {
 	m := e.t.m
 	out := make([]indexEntry, 0, len(m.indexes))
 	var kr gms.Row
@@ -128,7 +129,7 @@ func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool) ([]in
 		r := row
 		if len(m.shadows) > 0 && m.keyed(ix) {
 			if kr == nil {
-				kr = m.keyRow(row, e.rows+1)
+				kr = m.keyRow(row, e.rows+1, stored)
 			}
 			if !ix.hasKey(kr) {
 				continue
@@ -232,7 +233,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 		h = int64(first)
 		recKey = codec.RecordKey(m.def.ID, h)
 	}
-	ents, err := e.dmlEntries(row, h, (*indexMeta).writable)
+	ents, err := e.dmlEntries(row, h, (*indexMeta).writable, nil)
 	if err != nil {
 		return err
 	}
@@ -352,7 +353,11 @@ func (e *editor) lockRow(ctx *gms.Context, txn *kv.Txn, h int64) error {
 }
 
 func (e *editor) deleteRow(ctx *gms.Context, txn *kv.Txn, row gms.Row, h int64) error {
-	ents, err := e.dmlEntries(row, h, (*indexMeta).deletable)
+	stored, err := e.storedShadows(txn, h)
+	if err != nil {
+		return err
+	}
+	ents, err := e.dmlEntries(row, h, (*indexMeta).deletable, stored)
 	if err != nil {
 		return err
 	}
@@ -414,11 +419,16 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 		}
 		return e.Insert(ctx, new)
 	}
-	oldEnts, err := e.dmlEntries(old, h, (*indexMeta).deletable)
+	stored, err := e.storedShadows(txn, h)
 	if err != nil {
 		return err
 	}
-	newEnts, err := e.dmlEntries(new, h, (*indexMeta).writable)
+	kept := e.t.m.keptShadows(stored, old, new)
+	oldEnts, err := e.dmlEntries(old, h, (*indexMeta).deletable, stored)
+	if err != nil {
+		return err
+	}
+	newEnts, err := e.dmlEntries(new, h, (*indexMeta).writable, kept)
 	if err != nil {
 		return err
 	}
@@ -450,10 +460,6 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 				return err
 			}
 		}
-	}
-	kept, err := e.keptShadows(txn, h, old, new)
-	if err != nil {
-		return err
 	}
 	val, err := e.encodeRow(new, kept)
 	if err != nil {

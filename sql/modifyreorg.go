@@ -98,13 +98,20 @@ func (m *tableMeta) keyed(ix *indexMeta) bool {
 }
 
 // keyRow returns row, of the visible columns, extended with every hidden
-// column converted from it; a value that does not convert is noKey (the
-// row then has no entry in an index keyed by it: the statement or the
-// backfill fails on the value itself).
-func (m *tableMeta) keyRow(row gms.Row, rowNum int64) gms.Row {
+// column: its value in stored (see storedShadows), else converted from
+// row. A stored value keys the row's entries as they were written: the
+// old definition converted back after a swap may have lost what the new
+// one holds. A value that does not convert is noKey (the row then has no
+// entry in an index keyed by it: the statement or the backfill fails on
+// the value itself).
+func (m *tableMeta) keyRow(row gms.Row, rowNum int64, stored []any) gms.Row {
 	out := make(gms.Row, len(m.schema), len(m.schema)+len(m.shadows))
 	copy(out, row)
-	for _, sh := range m.shadows {
+	for i, sh := range m.shadows {
+		if stored != nil && stored[i] != absent && stored[i] != unconverted {
+			out = append(out, stored[i])
+			continue
+		}
 		v, err := sh.convert(row[sh.src], rowNum, true)
 		if err != nil {
 			v = noKey
@@ -178,14 +185,10 @@ var (
 	unconverted any = &struct{ unconverted bool }{}
 )
 
-// keptShadows returns, for an UPDATE of the row with handle h from old to
-// new, the stored value of each hidden column whose source column the
-// update leaves as it is (absent for the others, unconverted when the row
-// has none yet), or nil. The stored
-// value is kept rather than converted again: a transaction on the schema
-// version before a swap reads the old column converted back, which may
-// have lost what a transaction on the new version wrote into the new one.
-func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, error) {
+// storedShadows returns the stored value of each hidden column in the
+// newest version of the row with handle h (absent where it has none), or
+// nil when the table has none.
+func (e *editor) storedShadows(txn *kv.Txn, h int64) ([]any, error) {
 	m := e.t.m
 	if len(m.shadows) == 0 {
 		return nil, nil
@@ -194,10 +197,25 @@ func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, err
 	if err != nil || !found {
 		return nil, err
 	}
-	kept := make([]any, len(m.shadows))
-	if err := m.shadowDec.Decode(rec, kept); err != nil {
+	stored := make([]any, len(m.shadows))
+	if err := m.shadowDec.Decode(rec, stored); err != nil {
 		return nil, err
 	}
+	return stored, nil
+}
+
+// keptShadows returns, for an UPDATE from old to new of a row whose
+// hidden columns hold stored, the stored value of each hidden column
+// whose source column the update leaves as it is (absent for the others,
+// unconverted when the row has none yet), or nil. The stored value is
+// kept rather than converted again: a transaction on the schema version
+// before a swap reads the old column converted back, which may have lost
+// what a transaction on the new version wrote into the new one.
+func (m *tableMeta) keptShadows(stored []any, old, new gms.Row) []any {
+	if stored == nil {
+		return nil
+	}
+	kept := slices.Clone(stored)
 	for i, sh := range m.shadows {
 		switch {
 		case !reflect.DeepEqual(old[sh.src], new[sh.src]):
@@ -206,7 +224,7 @@ func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, err
 			kept[i] = unconverted
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 // convert turns a value of the source column into the hidden column's.
@@ -378,7 +396,7 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int6
 	}
 	ents, err := (&editor{t: &Table{m: m}}).entries(r, h, func(ix *indexMeta) bool {
 		return ix.def != nil && slices.Contains(ids, ix.def.ID)
-	})
+	}, nil)
 	if err != nil {
 		return nil, nil, err
 	}

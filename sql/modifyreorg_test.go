@@ -500,11 +500,18 @@ func crashModify(t *testing.T, at string) {
 // TestModifyColumnSwapUnderOldTransaction: a transaction still on the
 // schema version before the swap reads and writes the column as it was
 // defined, also in rows that transactions on the new version wrote, and
-// the job waits for it before the old column goes.
+// the job waits for it before the old column goes. With indexes on the
+// column, it finds through the old index what transactions on the new
+// version wrote, and its writes leave every index exact.
 func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
+	t.Run("unindexed", func(t *testing.T) { swapUnderOldTransaction(t, "") })
+	t.Run("indexed", func(t *testing.T) { swapUnderOldTransaction(t, ", KEY kv (v), KEY kwv (w, v)") })
+}
+
+func swapUnderOldTransaction(t *testing.T, indexes string) {
 	s := servertest.Start(t)
 	db := s.DB("app")
-	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT"+indexes+")")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 20, 0), (3, 30, 0), (4, 40, 0)")
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'swap'")
 	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
@@ -526,6 +533,10 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 	mustExec(t, db, "UPDATE t SET v = '77' WHERE id = 2")
 	expectRows(t, db, "SELECT v FROM t WHERE id = 2", "77")
 	expectRows(t, old, "SELECT v + 1 FROM t WHERE id = 2", "78")
+	if indexes != "" {
+		expectRows(t, old, "SELECT id FROM t USE INDEX (kv) WHERE v = 77", "2")
+		expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = '77'", "2")
+	}
 	mustExec(t, old, "UPDATE t SET v = v + 1 WHERE id = 3")
 	// What the new definition holds and the old one cannot is kept
 	// through an update of another column on the old version.
@@ -541,6 +552,10 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectRows(t, db, "SELECT id, v, w FROM t ORDER BY id", "1,10,0", "2,77,0", "3,31,0", "4,abc,1")
+	if indexes != "" {
+		expectRows(t, db, "SELECT id FROM t USE INDEX (kwv) WHERE w = 1 AND v = 'abc'", "4")
+		expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = '31'", "3")
+	}
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
 
