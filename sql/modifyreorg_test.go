@@ -400,16 +400,32 @@ func updateTwice(db *sql.DB, id int, v int64, rollback bool) (bool, error) {
 // row holds the conversion of its last acknowledged value.
 func TestModifyColumnCrash(t *testing.T) {
 	for _, at := range []string{"write-only", "backfill", "swap", "public"} {
-		t.Run(at, func(t *testing.T) { crashModify(t, at) })
+		t.Run(at, func(t *testing.T) { crashModify(t, at, false) })
 	}
 }
 
-func crashModify(t *testing.T, at string) {
+// TestModifyIndexedColumnCrash is TestModifyColumnCrash with the column
+// in two indexes, whose replacements are also killed delete-only.
+func TestModifyIndexedColumnCrash(t *testing.T) {
+	for _, at := range []string{"delete-only", "write-only", "backfill", "swap", "public"} {
+		t.Run(at, func(t *testing.T) { crashModify(t, at, true) })
+	}
+}
+
+func crashModify(t *testing.T, at string, indexed bool) {
 	dir := t.TempDir()
 	child, dsn := startChild(t, dir, "")
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var lastJob int64 // the jobs before the ALTER's
+	if indexed {
+		mustExec(t, db, "CREATE INDEX ia ON t (a)")
+		mustExec(t, db, "CREATE UNIQUE INDEX uca ON t (c, a)")
+		for _, j := range showJobs(t, db) {
+			lastJob = max(lastJob, j.id)
+		}
 	}
 	if at == "backfill" { // slow enough to be killed half way
 		mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
@@ -450,7 +466,7 @@ func crashModify(t *testing.T, at string) {
 	if at != "backfill" {
 		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+at) }, "stalled at "+at)
 	} else {
-		waitJob(t, db, func(x jobRow) bool { return x.rowCount >= 3000 }, "backfilled 3000 rows")
+		waitJob(t, db, func(x jobRow) bool { return x.id > lastJob && x.rowCount >= 3000 }, "backfilled 3000 rows")
 	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -462,7 +478,9 @@ func crashModify(t *testing.T, at string) {
 
 	s := servertest.StartDir(t, dir)
 	db2 := s.DB("app")
-	j := waitJob(t, db2, func(x jobRow) bool { return x.state == "synced" || x.state == "rollback done" }, "finished")
+	j := waitJob(t, db2, func(x jobRow) bool {
+		return x.id > lastJob && (x.state == "synced" || x.state == "rollback done")
+	}, "finished")
 	if j.state != "synced" {
 		t.Fatalf("job ended %q: %s", j.state, j.errText)
 	}
@@ -494,6 +512,16 @@ func crashModify(t *testing.T, at string) {
 		t.Errorf("%d rows, want 30000", n)
 	}
 	mustExec(t, db2, "ADMIN CHECK TABLE t")
+	if indexed {
+		id, v := 17, 17
+		if a, ok := acked[id]; ok {
+			v = a
+		}
+		if inflight[0] != id {
+			expectRows(t, db2, fmt.Sprintf("SELECT id FROM t USE INDEX (ia) WHERE a = '%d' AND id = %d", v, id), fmt.Sprint(id))
+		}
+		expectRows(t, db2, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 't'", "4")
+	}
 	t.Logf("%d acknowledged updates", len(acked))
 }
 
