@@ -1,7 +1,10 @@
 package sql_test
 
 import (
+	"context"
+	"database/sql"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/reorgdb/reorgdb/server/servertest"
@@ -114,4 +117,58 @@ func TestModifyIndexedColumnDuplicate(t *testing.T) {
 	mustExec(t, db, "ALTER TABLE t MODIFY d DECIMAL(6,1)")
 	expectRows(t, db, "SELECT id FROM t USE INDEX (ud) WHERE d = 2.5", "2")
 	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
+// TestModifyIndexedColumnCrashInRollback SIGKILLs the server while a
+// failed MODIFY COLUMN of an indexed column rolls back (held up by a
+// transaction that began during the job); after the restart the rollback
+// finishes and the table is as it was.
+func TestModifyIndexedColumnCrashInRollback(t *testing.T) {
+	dir := t.TempDir()
+	child, dsn := startChild(t, dir, "")
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustExec(t, db, "CREATE UNIQUE INDEX uc ON t (c)")
+	mustExec(t, db, "CREATE INDEX iac ON t (a, c)")
+	before := showCreate(t, db, "t")
+	var lastJob int64
+	for _, j := range showJobs(t, db) {
+		lastJob = max(lastJob, j.id)
+	}
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'backfill'")
+	go db.Exec("ALTER TABLE t MODIFY c VARCHAR(4) NOT NULL")
+	waitJob(t, db, func(x jobRow) bool { return x.id > lastJob && strings.Contains(x.comment, "stalled=backfill") }, "stalls in its backfill")
+	ctx := context.Background()
+	old, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, old, "BEGIN")
+	expectRows(t, old, "SELECT c FROM t WHERE id = 5", "v5")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+	waitJob(t, db, func(x jobRow) bool {
+		return x.id > lastJob && x.state == "rollingback" && strings.Contains(x.comment, "waiting for a transaction")
+	}, "waits in its rollback")
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	old.Close()
+
+	db2 := servertest.StartDir(t, dir).DB("app")
+	j := waitJob(t, db2, func(x jobRow) bool { return x.id > lastJob && x.state == "rollback done" }, "rolled back")
+	if !strings.Contains(j.errText, "Data truncated for column 'c' at row 1001") {
+		t.Errorf("job error %q", j.errText)
+	}
+	if after := showCreate(t, db2, "t"); after != before {
+		t.Fatalf("the rollback left\n%s\nwant\n%s", after, before)
+	}
+	expectRows(t, db2, "SELECT id FROM t USE INDEX (uc) WHERE c = 'v123'", "123")
+	mustExec(t, db2, "ADMIN CHECK TABLE t")
+	mustExec(t, db2, "DELETE FROM t WHERE id >= 1000")
+	mustExec(t, db2, "ALTER TABLE t MODIFY c VARCHAR(4) NOT NULL")
+	mustExec(t, db2, "ADMIN CHECK TABLE t")
 }
