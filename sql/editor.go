@@ -263,6 +263,9 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 // checkUnique fails with a duplicate-key error when ent's key belongs to a
 // row other than h.
 func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64) error {
+	if e.t.m.retiring(ent.ix) {
+		return nil
+	}
 	v, found, err := e.tx.LockedRead(ctx, ent.key)
 	if err != nil || !found {
 		return err

@@ -97,6 +97,14 @@ func (m *tableMeta) keyed(ix *indexMeta) bool {
 	return slices.ContainsFunc(ix.pos, func(p int) bool { return p >= len(m.schema) })
 }
 
+// retiring reports whether ix is an index a MODIFY COLUMN replaced, kept
+// up to date until the transactions that still use it end: it is keyed by
+// the old column converted back, where distinct new values may meet, so
+// it checks no uniqueness.
+func (m *tableMeta) retiring(ix *indexMeta) bool {
+	return slices.ContainsFunc(ix.pos, func(p int) bool { return p >= len(m.schema) && m.shadows[p-len(m.schema)].lenient })
+}
+
 // keyRow returns row, of the visible columns, extended with every hidden
 // column: its value in stored (see storedShadows), else converted from
 // row. A stored value keys the row's entries as they were written: the
