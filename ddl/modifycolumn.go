@@ -68,6 +68,9 @@ type ColumnConverter interface {
 	// value that does not convert is an *Error naming row rowNum (MySQL's
 	// 1264, 1265, 1366, 1138).
 	ConvertRow(dbName string, t *catalog.Table, ids []int64, h int64, row []byte, rowNum int64) ([]byte, []Entry, error)
+	// FitKeyPart returns an index column of t with no prefix length when
+	// the column's type cannot have one or is not longer than it.
+	FitKeyPart(t *catalog.Table, ic catalog.IndexColumn) catalog.IndexColumn
 }
 
 // SubmitModifyColumnReorg queues a MODIFY COLUMN job that rewrites the
@@ -273,9 +276,10 @@ func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) erro
 	if old == nil {
 		return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.Of, t.Name)}
 	}
-	// Also for an index added by a job that ran since the ALTER was
-	// checked.
-	if err := CheckReplacements(m.indexer, t, *spec); err != nil {
+	// Checked again for an index added by a job that ran since the
+	// ALTER was checked.
+	cols, err := replacementColumns(m.indexer, t, *spec)
+	if err != nil {
 		return err
 	}
 	t.NextColumnID++
@@ -283,7 +287,7 @@ func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) erro
 	c.ID, c.Origin = t.NextColumnID, nil
 	t.Changing = append(t.Changing, catalog.ChangingColumn{Column: c, Source: old.ID})
 	spec.ID, spec.OldID = c.ID, old.ID
-	j.Indexes = addReplacements(t, old.ID, c.ID)
+	j.Indexes = addReplacements(t, cols, old.ID, c.ID)
 	j.SchemaState = catalog.StateWriteOnly
 	if len(j.Indexes) > 0 {
 		j.SchemaState = catalog.StateDeleteOnly
@@ -298,39 +302,59 @@ func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) erro
 
 // CheckReplacements validates, as x validates a new index, every index of
 // t that contains the column spec changes, over the column as spec
-// defines it: a prefix longer than the new column, a TEXT without a
-// prefix, an unindexable collation are refused.
+// defines it: a TEXT without a prefix or an unindexable collation are
+// refused.
 func CheckReplacements(x Indexer, t *catalog.Table, spec ColumnSpec) error {
+	_, err := replacementColumns(x, t, spec)
+	return err
+}
+
+// replacementColumns returns, by index ID, the columns of every index of
+// t that contains the column spec changes, over the column as spec
+// defines it, validated (see CheckReplacements). A prefix the new type
+// cannot have, or that covers the whole new column, becomes the whole
+// column, as MySQL's ALTER TABLE makes it.
+func replacementColumns(x Indexer, t *catalog.Table, spec ColumnSpec) (map[int64][]catalog.IndexColumn, error) {
 	scratch := t.Clone()
 	if err := ModifyColumnIn(scratch, spec); err != nil {
-		return err
+		return nil, err
 	}
 	c, _ := scratch.ColumnByName(spec.Column.Name)
+	conv, _ := x.(ColumnConverter)
+	out := map[int64][]catalog.IndexColumn{}
 	for i, ix := range scratch.Indexes {
 		if !slices.ContainsFunc(ix.Columns, func(ic catalog.IndexColumn) bool { return ic.ColumnID == c.ID }) {
 			continue
 		}
+		cols := slices.Clone(ix.Columns)
+		for k := range cols {
+			if cols[k].ColumnID == c.ID && conv != nil {
+				cols[k] = conv.FitKeyPart(scratch, cols[k])
+			}
+		}
 		other := scratch.Clone()
 		other.Indexes = slices.Delete(other.Indexes, i, i+1)
-		if _, err := x.NewIndex(other, IndexSpec{Name: ix.Name, Columns: ix.Columns, Unique: ix.Unique}); err != nil {
-			return err
+		if _, err := x.NewIndex(other, IndexSpec{Name: ix.Name, Columns: cols, Unique: ix.Unique}); err != nil {
+			return nil, err
 		}
+		out[ix.ID] = cols
 	}
-	return nil
+	return out, nil
 }
 
 // addReplacements adds to t, delete-only and hidden, a copy of every index
-// that contains column oldID over column newID instead.
-func addReplacements(t *catalog.Table, oldID, newID int64) []IndexSpec {
+// that contains column oldID over column newID instead, with its columns
+// in cols.
+func addReplacements(t *catalog.Table, cols map[int64][]catalog.IndexColumn, oldID, newID int64) []IndexSpec {
 	var specs []IndexSpec
 	var added []*catalog.Index
 	for _, ix := range t.Indexes {
-		if !slices.ContainsFunc(ix.Columns, func(c catalog.IndexColumn) bool { return c.ColumnID == oldID }) {
+		if cols[ix.ID] == nil {
 			continue
 		}
 		nix := &catalog.Index{
 			ID: t.NextIndexID, Name: HiddenIndexPrefix + ix.Name, Unique: ix.Unique,
-			State: catalog.StateDeleteOnly, Comment: ix.Comment, Columns: slices.Clone(ix.Columns),
+			State: catalog.StateDeleteOnly, Comment: ix.Comment, Columns: slices.Clone(cols[ix.ID]),
 		}
 		t.NextIndexID++
 		for k := range nix.Columns {

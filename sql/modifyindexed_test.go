@@ -75,6 +75,23 @@ func TestModifyIndexedColumn(t *testing.T) {
 		}
 	}
 	expectRows(t, db, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 't'", "6")
+
+	// A prefix the new column is not longer than, or a type without
+	// prefixes, makes the index a whole-column one, as in MySQL.
+	mustExec(t, db, "CREATE TABLE p (id INT PRIMARY KEY, v VARCHAR(120), KEY kp (v(100)), KEY kq (v(10)))")
+	mustExec(t, db, "INSERT INTO p VALUES (1, '12345678901'), (2, '7')")
+	mustExec(t, db, "ALTER TABLE p MODIFY v VARCHAR(60)")
+	if got := showCreate(t, db, "p"); !strings.Contains(got, "KEY `kp` (`v`),\n  KEY `kq` (`v`(10))") {
+		t.Errorf("prefixes after VARCHAR(60):\n%s", got)
+	}
+	expectRows(t, db, "SELECT id FROM p USE INDEX (kp) WHERE v = '12345678901'", "1")
+	expectRows(t, db, "SELECT id FROM p USE INDEX (kq) WHERE v = '12345678901'", "1")
+	mustExec(t, db, "ALTER TABLE p MODIFY v BIGINT")
+	if got := showCreate(t, db, "p"); !strings.Contains(got, "KEY `kp` (`v`),\n  KEY `kq` (`v`)") {
+		t.Errorf("prefixes after BIGINT:\n%s", got)
+	}
+	expectRows(t, db, "SELECT id FROM p USE INDEX (kq) WHERE v = 7", "2")
+	mustExec(t, db, "ADMIN CHECK TABLE p")
 }
 
 // TestModifyIndexedColumnDuplicate: converted values that collide in a

@@ -411,6 +411,23 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int6
 	return out, ddlEntries(ents), nil
 }
 
+// FitKeyPart implements ddl.ColumnConverter.
+func (x indexer) FitKeyPart(t *catalog.Table, ic catalog.IndexColumn) catalog.IndexColumn {
+	c, _ := t.ColumnByID(ic.ColumnID)
+	if ic.Length == 0 || c == nil {
+		return ic
+	}
+	typ, err := parseType(c.Type)
+	if err != nil {
+		return ic
+	}
+	st, ok := typ.(gms.StringType)
+	if !ok || (!types.IsTextBlob(typ) && st.Length() <= ic.Length) {
+		ic.Length = 0
+	}
+	return ic
+}
+
 // reorgKinds are the value kinds a MODIFY COLUMN converts between.
 var reorgKinds = []valueKind{
 	kindInt8, kindInt16, kindInt32, kindInt64, kindUint8, kindUint16, kindUint32, kindUint64,
