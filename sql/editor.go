@@ -311,7 +311,14 @@ func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h in
 	for i, p := range ent.ix.pos {
 		vals[i] = displayValue(ent.row[p])
 	}
-	return gms.NewUniqueKeyErr(dupMessage(joinDash(vals), m.def.Name, ddl.UserIndexName(ent.ix.name())), ent.ix.def.Primary, old)
+	msg := dupMessage(joinDash(vals), m.def.Name, ddl.UserIndexName(ent.ix.name()))
+	if m.keyed(ent.ix) {
+		// A MODIFY COLUMN's replacement index: the rows collide only in
+		// the definition to come, so REPLACE and ON DUPLICATE KEY UPDATE
+		// must not act on the other row.
+		return mysql.NewSQLError(mysql.ERDupEntry, "23000", "%s", msg)
+	}
+	return gms.NewUniqueKeyErr(msg, ent.ix.def.Primary, old)
 }
 
 // Delete implements sql.RowDeleter.

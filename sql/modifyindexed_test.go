@@ -122,6 +122,11 @@ func TestModifyIndexedColumnDuplicate(t *testing.T) {
 	mustExec(t, db, "INSERT INTO t VALUES (4, 7.71, 'c')")
 	_, err = db.Exec("INSERT INTO t VALUES (5, 7.74, 'd')")
 	expectErr(t, err, 1062, "Duplicate entry '7.7' for key 't.ud'")
+	// REPLACE and ON DUPLICATE KEY UPDATE leave the other row alone.
+	_, err = db.Exec("REPLACE INTO t VALUES (5, 7.74, 'd')")
+	expectErr(t, err, 1062, "Duplicate entry '7.7' for key 't.ud'")
+	_, err = db.Exec("INSERT INTO t VALUES (5, 7.74, 'd') ON DUPLICATE KEY UPDATE s = 'z'")
+	expectErr(t, err, 1062, "Duplicate entry '7.7' for key 't.ud'")
 	mustExec(t, db, "INSERT INTO t VALUES (6, 2.46, 'e')")
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
 	expectErr(t, <-done, 1062, "Duplicate entry '2.5' for key 't.ud'")
