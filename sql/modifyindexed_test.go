@@ -92,6 +92,19 @@ func TestModifyIndexedColumn(t *testing.T) {
 	}
 	expectRows(t, db, "SELECT id FROM p USE INDEX (kq) WHERE v = 7", "2")
 	mustExec(t, db, "ADMIN CHECK TABLE p")
+
+	// sysbench's columns: CHAR to VARCHAR, and an integer narrowed.
+	mustExec(t, db, "CREATE TABLE sb (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(12) NOT NULL, KEY k_1 (k), KEY kc (c))")
+	mustExec(t, db, "INSERT INTO sb VALUES (1, 5, 'abc'), (2, 70000, 'Abd'), (3, 5, 'xyz')")
+	mustExec(t, db, "ALTER TABLE sb MODIFY c VARCHAR(200) NOT NULL")
+	expectRows(t, db, "SELECT id FROM sb USE INDEX (kc) WHERE c = 'ABD' ORDER BY id", "2")
+	mustExec(t, db, "ALTER TABLE sb MODIFY k BIGINT NOT NULL")
+	_, err = db.Exec("ALTER TABLE sb MODIFY k SMALLINT NOT NULL")
+	expectErr(t, err, 1264, "Out of range value for column 'k' at row 2")
+	mustExec(t, db, "UPDATE sb SET k = 7 WHERE id = 2")
+	mustExec(t, db, "ALTER TABLE sb MODIFY k SMALLINT NOT NULL")
+	expectRows(t, db, "SELECT id FROM sb USE INDEX (k_1) WHERE k = 5 ORDER BY id", "1", "3")
+	mustExec(t, db, "ADMIN CHECK TABLE sb")
 }
 
 // TestModifyIndexedColumnDuplicate: converted values that collide in a
