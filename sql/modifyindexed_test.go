@@ -3,6 +3,7 @@ package sql_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -206,4 +207,39 @@ func TestModifyIndexedColumnCrashInRollback(t *testing.T) {
 	mustExec(t, db2, "DELETE FROM t WHERE id >= 1000")
 	mustExec(t, db2, "ALTER TABLE t MODIFY c VARCHAR(4) NOT NULL")
 	mustExec(t, db2, "ADMIN CHECK TABLE t")
+}
+
+// TestModifyIndexedColumnCancel: a MODIFY COLUMN of an indexed column
+// cancelled with its replacement indexes delete-only, or while its
+// backfill runs, leaves the table and its indexes as they were, with the
+// writes made meanwhile.
+func TestModifyIndexedColumnCancel(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT, KEY kv (v), UNIQUE KEY uwv (w, v))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 1), (2, 20, 2)")
+	before := showCreate(t, db, "t")
+	for i, phase := range []string{"delete-only", "backfill"} {
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+phase+"'")
+		done := make(chan error, 1)
+		go func() { _, err := db.Exec("ALTER TABLE t MODIFY v VARCHAR(4)"); done <- err }()
+		j := waitJob(t, db, func(x jobRow) bool {
+			return x.state == "running" && strings.Contains(x.comment, "stalled="+phase)
+		}, "stalls at "+phase)
+		mustExec(t, db, fmt.Sprintf("INSERT INTO t VALUES (%d, %d, 3)", 3+i, 30+i))
+		mustExec(t, db, "UPDATE t SET v = v + 1 WHERE id = 1")
+		mustExec(t, db, "DELETE FROM t WHERE id = 2")
+		mustExec(t, db, fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", j.id))
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
+		expectErr(t, <-done, 8214, "Cancelled DDL job")
+		if after := showCreate(t, db, "t"); after != before {
+			t.Fatalf("cancel at %s left\n%s\nwant\n%s", phase, after, before)
+		}
+		mustExec(t, db, "ADMIN CHECK TABLE t")
+		mustExec(t, db, "INSERT INTO t VALUES (2, 20, 2)")
+	}
+	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,12,1", "2,20,2", "3,30,3", "4,31,3")
+	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (uwv) WHERE w = 3 AND v = '31'", "4")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
