@@ -106,6 +106,16 @@ func TestModifyIndexedColumn(t *testing.T) {
 	mustExec(t, db, "ALTER TABLE sb MODIFY k SMALLINT NOT NULL")
 	expectRows(t, db, "SELECT id FROM sb USE INDEX (k_1) WHERE k = 5 ORDER BY id", "1", "3")
 	mustExec(t, db, "ADMIN CHECK TABLE sb")
+
+	// Without a primary key; two columns of one index in one ALTER.
+	mustExec(t, db, "CREATE TABLE h (a VARCHAR(10), b BIGINT, KEY kab (a, b), UNIQUE KEY ub (b))")
+	mustExec(t, db, "INSERT INTO h VALUES ('1', 10), ('2', 20), ('3', NULL)")
+	mustExec(t, db, "ALTER TABLE h MODIFY a SMALLINT, MODIFY b INT")
+	mustExec(t, db, "UPDATE h SET b = 21 WHERE a = 2")
+	mustExec(t, db, "DELETE FROM h WHERE a = 1")
+	expectRows(t, db, "SELECT a, b FROM h USE INDEX (kab) WHERE a >= 2 ORDER BY a", "2,21", "3,NULL")
+	expectRows(t, db, "SELECT a FROM h USE INDEX (ub) WHERE b = 21", "2")
+	mustExec(t, db, "ADMIN CHECK TABLE h")
 }
 
 // TestModifyIndexedColumnDuplicate: converted values that collide in a
