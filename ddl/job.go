@@ -38,6 +38,9 @@ type IndexSpec struct {
 	// ChangeLogID is the index's change log in an ingest build (see
 	// catalog.Index.ChangeLogID), kept here to be cleared in the end.
 	ChangeLogID int64 `json:"change_log_id,omitempty"`
+	// Replaces, for a MODIFY COLUMN job's replacement index, is the ID of
+	// the index it takes the place of.
+	Replaces int64 `json:"replaces,omitempty"`
 }
 
 // Task is a slice of the table's handle space that one backfill worker

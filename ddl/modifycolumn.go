@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
@@ -15,35 +17,60 @@ import (
 // type, NULL to NOT NULL) is a reorganisation job of type JobModifyColumn
 // in mode "txn", after TiDB's modify-column reorg. The new definition gets
 // a new column ID and lives as a hidden changing column
-// (catalog.Table.Changing) while the job runs:
+// (catalog.Table.Changing) while the job runs, and every index that
+// contains the column gets a hidden replacement index (HiddenIndexPrefix
+// and its name, in Job.Indexes) over the hidden column in its place:
 //
-//	absent -> write-only: the hidden column appears; from then on DML
-//	   writes, in every row it writes, the old column's value converted to
-//	   the new type, and refuses a value that does not convert;
+//	absent -> delete-only (only when the column is indexed): the hidden
+//	   column appears, and the replacement indexes, delete-only, so that
+//	   no transaction deletes a row without its entries once any writes
+//	   them;
+//	-> write-only: from then on DML writes, in every row it writes, the
+//	   old column's value converted to the new type, and refuses a value
+//	   that does not convert; it writes the replacement indexes' entries
+//	   too (a unique one refuses a duplicate converted value);
 //	write-only -> write reorganization: once every transaction sees it,
-//	   the backfill converts the old value of every existing row, in
-//	   checkpointed batches (the transactional backfill of ADD INDEX);
-//	   a value that does not convert fails the job. A batch locks each
-//	   row as DML does but never waits, and converts its newest version;
-//	   DML takes a row the backfill rewrote meanwhile as unchanged;
+//	   the backfill converts the old value of every existing row, and
+//	   writes its replacement entries in the same batch, in checkpointed
+//	   batches (the transactional backfill of ADD INDEX); a value that
+//	   does not convert, or a duplicate in a unique replacement index,
+//	   fails the job. A batch locks each row as DML does but never waits,
+//	   and converts its newest version; DML takes a row the backfill
+//	   rewrote meanwhile as unchanged;
 //	write reorganization -> public: in one schema version the hidden
-//	   column takes the old one's name and position, and the old column
-//	   becomes the hidden one, converted back leniently, so that
+//	   column and indexes take the old ones' names and positions, and the
+//	   old column becomes the hidden one, converted back leniently, so that
 //	   transactions still on the previous version read what they wrote;
-//	public -> done: the old column goes. Rows keep its value under a
-//	   column ID never reused, until they are next written.
+//	   the old indexes stay write-only over it;
+//	public: the old indexes go delete-only, then they and the old column
+//	   go, and the old indexes' entries are removed. Rows keep the old
+//	   column's value under a column ID never reused, until they are next
+//	   written.
 //
-// A failure or a cancel before public removes the hidden column in one
-// step: the table's definition is as it was. The converted values stay in
-// the rows under the hidden column's ID, which readers skip.
+// A failure or a cancel before public takes the replacement indexes back
+// to delete-only, then removes them and the hidden column, and their
+// entries: the table's definition is as it was. The converted values stay
+// in the rows under the hidden column's ID, which readers skip.
+
+// HiddenIndexPrefix starts the name of an index a MODIFY COLUMN job keeps
+// out of sight: a replacement index before the swap, an old one after.
+const HiddenIndexPrefix = "_Idx$_"
+
+// UserIndexName is the name an index shows in errors: a hidden index's
+// without its prefix.
+func UserIndexName(name string) string { return strings.TrimPrefix(name, HiddenIndexPrefix) }
 
 // ColumnConverter is what the SQL layer supplies for a MODIFY COLUMN
 // reorganisation (Manager's Indexer implements it).
 type ColumnConverter interface {
 	// ConvertRow returns stored row re-encoded with every changing column
-	// of t set from its source. A value that does not convert is an
-	// *Error naming row rowNum (MySQL's 1264, 1265, 1366, 1138).
-	ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum int64) ([]byte, error)
+	// of t set from its source, and its entries in the indexes ids. A
+	// value that does not convert is an *Error naming row rowNum (MySQL's
+	// 1264, 1265, 1366, 1138).
+	ConvertRow(dbName string, t *catalog.Table, ids []int64, h int64, row []byte, rowNum int64) ([]byte, []Entry, error)
+	// FitKeyPart returns an index column of t with no prefix length when
+	// the column's type cannot have one or is not longer than it.
+	FitKeyPart(t *catalog.Table, ic catalog.IndexColumn) catalog.IndexColumn
 }
 
 // SubmitModifyColumnReorg queues a MODIFY COLUMN job that rewrites the
@@ -127,8 +154,13 @@ func (m *Manager) modifyFailed(ctx context.Context, id int64, err error) error {
 func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 	switch j.SchemaState {
 	case catalog.StateAbsent:
-		return m.step(ctx, j.ID, addChanging)
+		return m.step(ctx, j.ID, m.addChanging)
+	case catalog.StateDeleteOnly:
+		return m.setIndexState(ctx, j.ID, catalog.StateWriteOnly)
 	case catalog.StateWriteOnly:
+		if len(j.Indexes) > 0 {
+			return m.setIndexState(ctx, j.ID, catalog.StateWriteReorg)
+		}
 		// Normally already waited for by the step; again after a restart.
 		if err := m.waitMDL(ctx, j.ID, m.cat.Current().Version); err != nil {
 			return err
@@ -136,6 +168,12 @@ func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 		m.update(j.ID, func(j *Job) { j.SchemaState = catalog.StateWriteReorg })
 		return m.persist(j.ID)
 	case catalog.StateWriteReorg:
+		if len(j.Indexes) > 0 {
+			// After a restart, the step's wait again.
+			if err := m.waitMDL(ctx, j.ID, m.cat.Current().Version); err != nil {
+				return err
+			}
+		}
 		if err := m.backfill(ctx, j.ID); err != nil {
 			return err
 		}
@@ -144,30 +182,86 @@ func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 		}
 		return m.step(ctx, j.ID, swapChanging)
 	case catalog.StatePublic:
-		err := m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
-			if t != nil {
-				t.Changing = dropChanging(t.Changing, j.Columns[0].OldID)
-			}
-			j.State, j.End, j.Comment = JobDone, time.Now(), ""
-			return nil
-		})
-		if cur, _ := m.snapshot(j.ID); cur.State == JobDone {
-			// Done together with the step: whether the wait on the
-			// metadata lock completed or not, the old column is gone.
-			m.cleanupTasks(j.ID)
-			m.finish(j.ID)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return nil
-		}
-		return err
+		return m.retireOld(ctx, j)
 	}
 	return fmt.Errorf("modify column job %d in schema state %s", j.ID, j.SchemaState)
 }
 
-// addChanging adds the job's hidden column, write-only.
-func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
+// retireOld takes the old indexes, after the swap write-only, to
+// delete-only, then removes them and the old column, then their entries,
+// and ends the job.
+func (m *Manager) retireOld(ctx context.Context, j *Job) error {
+	t, ok := m.cat.Current().TableByID(j.TableID)
+	oldIxState := catalog.StateAbsent
+	oldCol := false
+	if ok {
+		for _, spec := range j.Indexes {
+			if _, ix := findIndex(t, spec.Replaces); ix != nil {
+				oldIxState = max(oldIxState, ix.State)
+			}
+		}
+		for _, c := range t.Changing {
+			oldCol = oldCol || c.Column.ID == j.Columns[0].OldID
+		}
+	}
+	switch {
+	case oldIxState > catalog.StateDeleteOnly:
+		return m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+			return setOldIndexes(t, j, catalog.StateDeleteOnly)
+		})
+	case oldIxState == catalog.StateDeleteOnly || oldCol:
+		err := m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+			if t != nil {
+				t.Changing = dropChanging(t.Changing, j.Columns[0].OldID)
+				removeIndexIDs(t, j.Indexes, func(s IndexSpec) int64 { return s.Replaces })
+			}
+			return nil
+		})
+		if err != nil {
+			// Past the swap the wait on the metadata lock ends only with
+			// the manager; the next run clears the entries.
+			return err
+		}
+	}
+	// Absent in every live schema version, and index IDs are never
+	// reused: the entries go at once, outside MVCC.
+	if err := m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.Replaces }); err != nil {
+		return err
+	}
+	m.update(j.ID, func(j *Job) { j.State, j.End, j.Comment = JobDone, time.Now(), "" })
+	if err := m.persist(j.ID); err != nil {
+		return err
+	}
+	m.cleanupTasks(j.ID)
+	m.finish(j.ID)
+	return nil
+}
+
+// setOldIndexes moves the indexes the job replaces to state st.
+func setOldIndexes(t *catalog.Table, j *Job, st catalog.IndexState) error {
+	if t == nil {
+		return errNoTable(j)
+	}
+	for _, spec := range j.Indexes {
+		if _, ix := findIndex(t, spec.Replaces); ix != nil {
+			ix.State = st
+		}
+	}
+	return nil
+}
+
+// removeIndexIDs takes out of t the indexes whose IDs id picks from specs.
+func removeIndexIDs(t *catalog.Table, specs []IndexSpec, id func(IndexSpec) int64) {
+	for _, spec := range specs {
+		if i, _ := findIndex(t, id(spec)); i >= 0 {
+			t.Indexes = append(t.Indexes[:i], t.Indexes[i+1:]...)
+		}
+	}
+}
+
+// addChanging adds the job's hidden column, write-only, and its hidden
+// replacement indexes, delete-only.
+func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	if t == nil {
 		return errNoTable(j)
 	}
@@ -176,23 +270,22 @@ func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	if old == nil {
 		return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.Of, t.Name)}
 	}
-	if err := ModifyColumnIn(t.Clone(), *spec); err != nil {
+	// Checked again for an index added by a job that ran since the
+	// ALTER was checked.
+	cols, err := replacementColumns(m.indexer, t, *spec)
+	if err != nil {
 		return err
-	}
-	// An index added by a job that ran since the ALTER was checked.
-	for _, ix := range t.Indexes {
-		for _, ic := range ix.Columns {
-			if ic.ColumnID == old.ID {
-				return &Error{Code: 1235, Msg: fmt.Sprintf("This version of ReorgDB doesn't yet support 'ALTER TABLE ... MODIFY COLUMN that changes the type of column %s, which index %s contains: drop the index first'", old.Name, ix.Name)}
-			}
-		}
 	}
 	t.NextColumnID++
 	c := spec.Column
 	c.ID, c.Origin = t.NextColumnID, nil
 	t.Changing = append(t.Changing, catalog.ChangingColumn{Column: c, Source: old.ID})
 	spec.ID, spec.OldID = c.ID, old.ID
+	j.Indexes = addReplacements(t, cols, old.ID, c.ID)
 	j.SchemaState = catalog.StateWriteOnly
+	if len(j.Indexes) > 0 {
+		j.SchemaState = catalog.StateDeleteOnly
+	}
 	j.FirstVersion = ch.Schema().Version + 1
 	j.State = JobRunning
 	if j.Start.IsZero() {
@@ -201,8 +294,78 @@ func addChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	return nil
 }
 
+// CheckReplacements validates, as x validates a new index, every index of
+// t that contains the column spec changes, over the column as spec
+// defines it: a TEXT without a prefix or an unindexable collation are
+// refused.
+func CheckReplacements(x Indexer, t *catalog.Table, spec ColumnSpec) error {
+	_, err := replacementColumns(x, t, spec)
+	return err
+}
+
+// replacementColumns returns, by index ID, the columns of every index of
+// t that contains the column spec changes, over the column as spec
+// defines it, validated (see CheckReplacements). A prefix the new type
+// cannot have, or that covers the whole new column, becomes the whole
+// column, as MySQL's ALTER TABLE makes it.
+func replacementColumns(x Indexer, t *catalog.Table, spec ColumnSpec) (map[int64][]catalog.IndexColumn, error) {
+	scratch := t.Clone()
+	if err := ModifyColumnIn(scratch, spec); err != nil {
+		return nil, err
+	}
+	c, _ := scratch.ColumnByName(spec.Column.Name)
+	conv, _ := x.(ColumnConverter)
+	out := map[int64][]catalog.IndexColumn{}
+	for i, ix := range scratch.Indexes {
+		if !slices.ContainsFunc(ix.Columns, func(ic catalog.IndexColumn) bool { return ic.ColumnID == c.ID }) {
+			continue
+		}
+		cols := slices.Clone(ix.Columns)
+		for k := range cols {
+			if cols[k].ColumnID == c.ID && conv != nil {
+				cols[k] = conv.FitKeyPart(scratch, cols[k])
+			}
+		}
+		other := scratch.Clone()
+		other.Indexes = slices.Delete(other.Indexes, i, i+1)
+		if _, err := x.NewIndex(other, IndexSpec{Name: ix.Name, Columns: cols, Unique: ix.Unique}); err != nil {
+			return nil, err
+		}
+		out[ix.ID] = cols
+	}
+	return out, nil
+}
+
+// addReplacements adds to t, delete-only and hidden, a copy of every index
+// that contains column oldID over column newID instead, with its columns
+// in cols.
+func addReplacements(t *catalog.Table, cols map[int64][]catalog.IndexColumn, oldID, newID int64) []IndexSpec {
+	var specs []IndexSpec
+	var added []*catalog.Index
+	for _, ix := range t.Indexes {
+		if cols[ix.ID] == nil {
+			continue
+		}
+		nix := &catalog.Index{
+			ID: t.NextIndexID, Name: HiddenIndexPrefix + ix.Name, Unique: ix.Unique,
+			State: catalog.StateDeleteOnly, Comment: ix.Comment, Columns: slices.Clone(cols[ix.ID]),
+		}
+		t.NextIndexID++
+		for k := range nix.Columns {
+			if nix.Columns[k].ColumnID == oldID {
+				nix.Columns[k].ColumnID = newID
+			}
+		}
+		added = append(added, nix)
+		specs = append(specs, IndexSpec{Name: ix.Name, Columns: nix.Columns, Unique: ix.Unique, Comment: ix.Comment, ID: nix.ID, Replaces: ix.ID})
+	}
+	t.Indexes = append(t.Indexes, added...)
+	return specs
+}
+
 // swapChanging makes the hidden column the table's column and the old
-// column the hidden one.
+// column the hidden one, and the replacement indexes public in the old
+// ones' places, with their names, and the old ones hidden and write-only.
 func swapChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	if t == nil {
 		return errNoTable(j)
@@ -220,6 +383,16 @@ func swapChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	c, _ := t.ColumnByName(spec.Column.Name)
 	c.ID, c.Origin = spec.ID, nil
 	t.Changing = append(dropChanging(t.Changing, spec.ID), catalog.ChangingColumn{Column: prev, Source: spec.ID, Lenient: true})
+	for _, s := range j.Indexes {
+		oi, oix := findIndex(t, s.Replaces)
+		ni, nix := findIndex(t, s.ID)
+		if oix == nil || nix == nil {
+			return fmt.Errorf("index %s vanished from table %s", s.Name, j.TableName)
+		}
+		oix.Name, nix.Name = nix.Name, oix.Name
+		oix.State, nix.State = catalog.StateWriteOnly, catalog.StatePublic
+		t.Indexes[oi], t.Indexes[ni] = nix, oix
+	}
 	j.SchemaState = catalog.StatePublic
 	return nil
 }
@@ -234,13 +407,24 @@ func dropChanging(cs []catalog.ChangingColumn, id int64) []catalog.ChangingColum
 	return out
 }
 
-// rollbackModify removes the job's hidden column and ends the job.
+// rollbackModify takes the replacement indexes back to delete-only, then
+// removes them and the hidden column, then their entries, and ends the
+// job.
 func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 	j, _ := m.snapshot(id)
+	if j.SchemaState > catalog.StateDeleteOnly && len(j.Indexes) > 0 {
+		if _, ok := m.cat.Current().TableByID(j.TableID); ok {
+			if err := m.setIndexState(ctx, id, catalog.StateDeleteOnly); err != nil {
+				return err
+			}
+		}
+	}
+	j, _ = m.snapshot(id)
 	if j.SchemaState != catalog.StateAbsent {
 		err := m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
 			if t != nil {
 				t.Changing = dropChanging(t.Changing, j.Columns[0].ID)
+				removeIndexIDs(t, j.Indexes, func(s IndexSpec) int64 { return s.ID })
 			}
 			j.SchemaState = catalog.StateAbsent
 			return nil
@@ -248,6 +432,9 @@ func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.ID }); err != nil {
+		return err
 	}
 	m.update(id, func(j *Job) {
 		j.State, j.End, j.Comment = JobRolledBack, time.Now(), ""
@@ -268,21 +455,26 @@ func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 var errRowBusy = fmt.Errorf("%w: row locked by a transaction", kv.ErrWriteConflict)
 
 // convertBatch rewrites up to batch rows of a task in one transaction with
-// their hidden column set, together with the task's new checkpoint. Each
-// row is locked as DML locks it, without waiting (a row a transaction
-// holds ends the batch before it), and converted from its newest version:
-// so the batch and DML serialize on the row, and neither fails the other.
-func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
+// their hidden column set, and writes their entries in the replacement
+// indexes ids, together with the task's new checkpoint. Each row is
+// locked as DML locks it, without waiting (a row a transaction holds ends
+// the batch before it), and converted from its newest version: so the
+// batch and DML serialize on the row, and neither fails the other.
+func (m *Manager) convertBatch(j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
 	conv := m.indexer.(ColumnConverter)
 	txn := m.store.Begin()
 	defer txn.Rollback()
 	it := txn.NewIter(codec.RecordKey(j.TableID, task.Next), codec.PrefixEnd(codec.RecordKey(j.TableID, task.End)), false)
-	type rec struct{ key, val []byte }
+	type rec struct {
+		key, val []byte
+		h        int64
+		ents     []Entry
+	}
 	var recs []rec
 	last := task.Next - 1
 	for ; it.Valid() && len(recs) < batch; it.Next() {
 		key := append([]byte(nil), it.Key()...)
-		v, h, err := m.convertRow(txn, conv, j, t, key)
+		v, ents, h, err := m.convertRow(txn, conv, j, t, ids, key)
 		if errors.Is(err, errRowBusy) && last >= task.Next {
 			break // the rows before it are done
 		}
@@ -291,7 +483,7 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task
 			return 0, task, err
 		}
 		if v != nil {
-			recs = append(recs, rec{key, v})
+			recs = append(recs, rec{key, v, h, ents})
 		}
 		last = h
 	}
@@ -303,6 +495,9 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task
 	}
 	for _, r := range recs {
 		if err := txn.Set(r.key, r.val); err != nil {
+			return 0, task, err
+		}
+		if err := putEntries(txn, j, r.h, r.ents); err != nil {
 			return 0, task, err
 		}
 	}
@@ -327,29 +522,63 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, _ []int64, ti int, task
 	return n, task, nil
 }
 
+// putEntries writes row h's entries, failing with 1062 on a unique key
+// that another row holds. A unique key is locked first, as DML's check
+// locks it, so that the two cannot both take it.
+func putEntries(txn *kv.Txn, j *Job, h int64, ents []Entry) error {
+	for _, e := range ents {
+		if e.Unique {
+			if ok, err := txn.TryLock(e.Key); err != nil || !ok {
+				if err == nil {
+					err = errRowBusy
+				}
+				return err
+			}
+			v, found, err := txn.GetLatest(e.Key)
+			if err != nil {
+				return err
+			}
+			if found {
+				other, err := codec.DecodeHandle(v)
+				if err != nil {
+					return err
+				}
+				if other != h {
+					return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Display, j.TableName, indexName(j, e.IndexID))}
+				}
+			}
+		}
+		if err := txn.Set(e.Key, e.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // convertRow locks the row at key and returns its newest version
-// converted (nil when it is gone), with its handle.
-func (m *Manager) convertRow(txn *kv.Txn, conv ColumnConverter, j *Job, t *catalog.Table, key []byte) ([]byte, int64, error) {
+// converted (nil when it is gone) and its replacement entries, with its
+// handle.
+func (m *Manager) convertRow(txn *kv.Txn, conv ColumnConverter, j *Job, t *catalog.Table, ids []int64, key []byte) ([]byte, []Entry, int64, error) {
 	_, h, err := codec.DecodeRecordKey(key)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	if ok, err := txn.TryLock(key); err != nil || !ok {
 		if err == nil {
 			err = errRowBusy
 		}
-		return nil, h, err
+		return nil, nil, h, err
 	}
 	cur, found, err := txn.GetLatest(key)
 	if err != nil || !found {
-		return nil, h, err
+		return nil, nil, h, err
 	}
-	v, err := conv.ConvertRow(j.DBName, t, cur, 0)
+	v, ents, err := conv.ConvertRow(j.DBName, t, ids, h, cur, 0)
 	var bad *Error
 	if errors.As(err, &bad) {
 		err = m.firstBadRow(j, t, h, bad)
 	}
-	return v, h, err
+	return v, ents, h, err
 }
 
 // firstBadRow finds, in primary-key order up to handle h, the first row
@@ -366,7 +595,7 @@ func (m *Manager) firstBadRow(j *Job, t *catalog.Table, h int64, bad *Error) err
 	var n int64
 	for ; it.Valid(); it.Next() {
 		n++
-		if _, err := conv.ConvertRow(j.DBName, t, it.Value(), n); err != nil {
+		if _, _, err := conv.ConvertRow(j.DBName, t, nil, 0, it.Value(), n); err != nil {
 			return err
 		}
 	}

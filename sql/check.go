@@ -121,7 +121,7 @@ func forEachRowEntry(txn *kv.Txn, m *tableMeta, want func(*indexMeta) bool, fn f
 		if err != nil {
 			return err
 		}
-		ents, err := ed.entries(row, h, want)
+		ents, err := ed.entries(row, h, want, nil)
 		if err != nil {
 			return err
 		}

@@ -62,19 +62,24 @@ func (x indexer) Entries(dbName string, t *catalog.Table, ids []int64, h int64, 
 		row[p] = vals[i]
 	}
 	ed := &editor{t: &Table{m: m}}
-	ents, err := ed.entries(row, h, want)
+	ents, err := ed.entries(row, h, want, nil)
 	if err != nil {
 		return nil, err
 	}
+	return ddlEntries(ents), nil
+}
+
+// ddlEntries is ents as package ddl writes them.
+func ddlEntries(ents []indexEntry) []ddl.Entry {
 	out := make([]ddl.Entry, len(ents))
 	for i, e := range ents {
 		shown := make([]string, len(e.ix.pos))
 		for k, p := range e.ix.pos {
-			shown[k] = displayValue(row[p])
+			shown[k] = displayValue(e.row[p])
 		}
 		out[i] = ddl.Entry{IndexID: e.ix.def.ID, Key: e.key, Value: e.value, Unique: e.unique, Display: joinDash(shown)}
 	}
-	return out, nil
+	return out
 }
 
 // NewEncoder returns an encoder of the given indexes' entries that decodes

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -70,8 +71,9 @@ type indexEntry struct {
 	ix     *indexMeta
 	key    []byte
 	value  []byte
-	vals   []any // key values, for duplicate messages
-	unique bool  // subject to a uniqueness check
+	vals   []any   // key values
+	row    gms.Row // the row the key is of, extended by keyRow when keyed by a hidden column
+	unique bool    // subject to a uniqueness check
 	// A change-log record (see dmlEntries) stands in for the entry whose
 	// key is indexKey; deleting it writes the record too.
 	logOnly  bool
@@ -93,8 +95,8 @@ func (ent *indexEntry) entryKey() []byte {
 // index's own key range stays untouched until the build's sstables are in
 // (so that they go to the bottom of the LSM), and the build then brings
 // every logged row's entries up to date.
-func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool) ([]indexEntry, error) {
-	ents, err := e.entries(row, h, want)
+func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool, stored []any) ([]indexEntry, error) {
+	ents, err := e.entries(row, h, want, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -114,17 +116,29 @@ func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool) ([
 }
 
 // entries computes the index entries of a row with a given handle, for the
-// indexes selected by want.
-func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool) ([]indexEntry, error) {
+// indexes selected by want; stored holds the values of the hidden columns
+// to key by as they are (see keyRow), or is nil.
+func (e *editor) entries(row gms.Row, h int64, want func(*indexMeta) bool, stored []any) ([]indexEntry, error) {
 	m := e.t.m
 	out := make([]indexEntry, 0, len(m.indexes))
+	var kr gms.Row
 	for _, ix := range m.indexes {
 		if ix.isHandleIndex() || !want(ix) {
 			continue
 		}
-		ent := indexEntry{ix: ix}
+		r := row
+		if len(m.shadows) > 0 && m.keyed(ix) {
+			if kr == nil {
+				kr = m.keyRow(row, e.rows+1, stored)
+			}
+			if !ix.hasKey(kr) {
+				continue
+			}
+			r = kr
+		}
+		ent := indexEntry{ix: ix, row: r}
 		var err error
-		ent.key, ent.value, ent.unique, ent.vals, err = m.appendEntry(ix, row, h, nil, []byte{}, nil, nil)
+		ent.key, ent.value, ent.unique, ent.vals, err = m.appendEntry(ix, r, h, nil, []byte{}, nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +233,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 		h = int64(first)
 		recKey = codec.RecordKey(m.def.ID, h)
 	}
-	ents, err := e.dmlEntries(row, h, (*indexMeta).writable)
+	ents, err := e.dmlEntries(row, h, (*indexMeta).writable, nil)
 	if err != nil {
 		return err
 	}
@@ -230,7 +244,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 		if !ent.unique {
 			continue
 		}
-		if err := e.checkUnique(ctx, txn, ent, h, row); err != nil {
+		if err := e.checkUnique(ctx, txn, ent, h); err != nil {
 			return err
 		}
 	}
@@ -248,7 +262,10 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 
 // checkUnique fails with a duplicate-key error when ent's key belongs to a
 // row other than h.
-func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64, row gms.Row) error {
+func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h int64) error {
+	if e.t.m.retiring(ent.ix) {
+		return nil
+	}
 	v, found, err := e.tx.LockedRead(ctx, ent.key)
 	if err != nil || !found {
 		return err
@@ -292,9 +309,16 @@ func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h in
 	}
 	vals := make([]string, len(ent.ix.pos))
 	for i, p := range ent.ix.pos {
-		vals[i] = displayValue(row[p])
+		vals[i] = displayValue(ent.row[p])
 	}
-	return gms.NewUniqueKeyErr(dupMessage(joinDash(vals), m.def.Name, ent.ix.name()), ent.ix.def.Primary, old)
+	msg := dupMessage(joinDash(vals), m.def.Name, ddl.UserIndexName(ent.ix.name()))
+	if m.keyed(ent.ix) {
+		// A MODIFY COLUMN's replacement index: the rows collide only in
+		// the definition to come, so REPLACE and ON DUPLICATE KEY UPDATE
+		// must not act on the other row.
+		return mysql.NewSQLError(mysql.ERDupEntry, "23000", "%s", msg)
+	}
+	return gms.NewUniqueKeyErr(msg, ent.ix.def.Primary, old)
 }
 
 // Delete implements sql.RowDeleter.
@@ -339,7 +363,11 @@ func (e *editor) lockRow(ctx *gms.Context, txn *kv.Txn, h int64) error {
 }
 
 func (e *editor) deleteRow(ctx *gms.Context, txn *kv.Txn, row gms.Row, h int64) error {
-	ents, err := e.dmlEntries(row, h, (*indexMeta).deletable)
+	stored, err := e.storedShadows(txn, h)
+	if err != nil {
+		return err
+	}
+	ents, err := e.dmlEntries(row, h, (*indexMeta).deletable, stored)
 	if err != nil {
 		return err
 	}
@@ -401,11 +429,16 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 		}
 		return e.Insert(ctx, new)
 	}
-	oldEnts, err := e.dmlEntries(old, h, (*indexMeta).deletable)
+	stored, err := e.storedShadows(txn, h)
 	if err != nil {
 		return err
 	}
-	newEnts, err := e.dmlEntries(new, h, (*indexMeta).writable)
+	kept := e.t.m.keptShadows(stored, old, new)
+	oldEnts, err := e.dmlEntries(old, h, (*indexMeta).deletable, stored)
+	if err != nil {
+		return err
+	}
+	newEnts, err := e.dmlEntries(new, h, (*indexMeta).writable, kept)
 	if err != nil {
 		return err
 	}
@@ -419,7 +452,7 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 	}
 	for _, ent := range newEnts {
 		if ent.unique && changed(ent, oldEnts) {
-			if err := e.checkUnique(ctx, txn, ent, h, new); err != nil {
+			if err := e.checkUnique(ctx, txn, ent, h); err != nil {
 				return err
 			}
 		}
@@ -437,10 +470,6 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 				return err
 			}
 		}
-	}
-	kept, err := e.keptShadows(txn, h, old, new)
-	if err != nil {
-		return err
 	}
 	val, err := e.encodeRow(new, kept)
 	if err != nil {

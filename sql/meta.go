@@ -203,6 +203,9 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		for _, ic := range ix.Columns {
 			_, p := def.ColumnByID(ic.ColumnID)
 			if p < 0 {
+				p = m.shadowPos(ic.ColumnID)
+			}
+			if p < 0 {
 				return nil, fmt.Errorf("index %s: unknown column id %d", ix.Name, ic.ColumnID)
 			}
 			im.pos = append(im.pos, p)
@@ -247,7 +250,8 @@ func (m *tableMeta) keyValues(ix *indexMeta, row gms.Row, dst []any, sk *[]byte)
 	dst = dst[:0]
 	hasNull := false
 	for i, p := range ix.pos {
-		v, err := keyValue(m.kinds[p], m.colls[p], row[p], ix.prefix[i], sk)
+		kind, coll := m.keyKind(p)
+		v, err := keyValue(kind, coll, row[p], ix.prefix[i], sk)
 		if err != nil {
 			return nil, false, err
 		}

@@ -23,9 +23,9 @@ import (
 // touches only the catalog (a ddl.JobModifyColumn job). That covers a
 // rename, a new or dropped default, a comment, a new position, NOT NULL
 // to NULL, a longer VARCHAR/VARBINARY in the same character set and
-// collation, and a wider integer of the same signedness. Any other change
-// would have to rewrite rows or index entries and is refused with 1235
-// before anything changes.
+// collation, and a wider integer of the same signedness. Other changes
+// rewrite the column's values and rebuild the indexes that contain it
+// online (modifyreorg.go).
 
 // alterDefault executes ALTER COLUMN ... SET DEFAULT / DROP DEFAULT.
 // go-mysql-server's executors set the new default on the column object
@@ -125,6 +125,11 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
+	}
+	if reorg {
+		if err := ddl.CheckReplacements(indexer{e}, cur, spec); err != nil {
+			return ddlToSQLError(err)
+		}
 	}
 	if t.IsTemporary() {
 		if reorg {

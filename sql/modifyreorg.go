@@ -19,6 +19,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -34,6 +35,7 @@ type shadowMeta struct {
 	name     string // the new column's name, for errors
 	typ      gms.Type
 	kind     valueKind
+	coll     gms.CollationID
 	nullable bool
 	src      int // position of the source column in the schema
 	lenient  bool
@@ -50,7 +52,7 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 			return fmt.Errorf("changing column %s: unknown source column id %d", c.Column.Name, c.Source)
 		}
 		m.shadows = append(m.shadows, shadowMeta{
-			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ),
+			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ), coll: stringCollation(typ),
 			nullable: c.Column.Nullable, src: src, lenient: c.Lenient,
 		})
 	}
@@ -63,6 +65,81 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 		m.shadowDec = codec.NewRowDecoderWithDefaults(ids, marks)
 	}
 	return nil
+}
+
+// A hidden changing column takes position len(schema)+i in an index's
+// positions (indexMeta.pos), i its place in shadows: the replacement
+// indexes of a MODIFY COLUMN are keyed by it, on a row that keyRow
+// extends with the hidden columns' values.
+
+// shadowPos is the index position of hidden column id, or -1.
+func (m *tableMeta) shadowPos(id int64) int {
+	for i, sh := range m.shadows {
+		if sh.id == id {
+			return len(m.schema) + i
+		}
+	}
+	return -1
+}
+
+// keyKind is the value kind and collation of the column at index
+// position p.
+func (m *tableMeta) keyKind(p int) (valueKind, gms.CollationID) {
+	if p < len(m.kinds) {
+		return m.kinds[p], m.colls[p]
+	}
+	sh := &m.shadows[p-len(m.kinds)]
+	return sh.kind, sh.coll
+}
+
+// keyed reports whether index ix is keyed by a hidden column.
+func (m *tableMeta) keyed(ix *indexMeta) bool {
+	return slices.ContainsFunc(ix.pos, func(p int) bool { return p >= len(m.schema) })
+}
+
+// retiring reports whether ix is an index a MODIFY COLUMN replaced, kept
+// up to date until the transactions that still use it end: it is keyed by
+// the old column converted back, where distinct new values may meet, so
+// it checks no uniqueness.
+func (m *tableMeta) retiring(ix *indexMeta) bool {
+	return slices.ContainsFunc(ix.pos, func(p int) bool { return p >= len(m.schema) && m.shadows[p-len(m.schema)].lenient })
+}
+
+// keyRow returns row, of the visible columns, extended with every hidden
+// column: its value in stored (see storedShadows), else converted from
+// row. A stored value keys the row's entries as they were written: the
+// old definition converted back after a swap may have lost what the new
+// one holds. A value that does not convert is noKey (the row then has no
+// entry in an index keyed by it: the statement or the backfill fails on
+// the value itself).
+func (m *tableMeta) keyRow(row gms.Row, rowNum int64, stored []any) gms.Row {
+	out := make(gms.Row, len(m.schema), len(m.schema)+len(m.shadows))
+	copy(out, row)
+	for i, sh := range m.shadows {
+		if stored != nil && stored[i] != absent && stored[i] != unconverted {
+			out = append(out, stored[i])
+			continue
+		}
+		v, err := sh.convert(row[sh.src], rowNum, true)
+		if err != nil {
+			v = noKey
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// noKey stands for a hidden column's value that does not convert.
+var noKey any = &struct{ noKey bool }{}
+
+// hasKey reports whether a row that keyRow extended has an entry in ix.
+func (ix *indexMeta) hasKey(row gms.Row) bool {
+	for _, p := range ix.pos {
+		if row[p] == noKey {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeWithShadows encodes a row whose visible columns' canonical values
@@ -116,14 +193,10 @@ var (
 	unconverted any = &struct{ unconverted bool }{}
 )
 
-// keptShadows returns, for an UPDATE of the row with handle h from old to
-// new, the stored value of each hidden column whose source column the
-// update leaves as it is (absent for the others, unconverted when the row
-// has none yet), or nil. The stored
-// value is kept rather than converted again: a transaction on the schema
-// version before a swap reads the old column converted back, which may
-// have lost what a transaction on the new version wrote into the new one.
-func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, error) {
+// storedShadows returns the stored value of each hidden column in the
+// newest version of the row with handle h (absent where it has none), or
+// nil when the table has none.
+func (e *editor) storedShadows(txn *kv.Txn, h int64) ([]any, error) {
 	m := e.t.m
 	if len(m.shadows) == 0 {
 		return nil, nil
@@ -132,10 +205,25 @@ func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, err
 	if err != nil || !found {
 		return nil, err
 	}
-	kept := make([]any, len(m.shadows))
-	if err := m.shadowDec.Decode(rec, kept); err != nil {
+	stored := make([]any, len(m.shadows))
+	if err := m.shadowDec.Decode(rec, stored); err != nil {
 		return nil, err
 	}
+	return stored, nil
+}
+
+// keptShadows returns, for an UPDATE from old to new of a row whose
+// hidden columns hold stored, the stored value of each hidden column
+// whose source column the update leaves as it is (absent for the others,
+// unconverted when the row has none yet), or nil. The stored value is
+// kept rather than converted again: a transaction on the schema version
+// before a swap reads the old column converted back, which may have lost
+// what a transaction on the new version wrote into the new one.
+func (m *tableMeta) keptShadows(stored []any, old, new gms.Row) []any {
+	if stored == nil {
+		return nil
+	}
+	kept := slices.Clone(stored)
 	for i, sh := range m.shadows {
 		switch {
 		case !reflect.DeepEqual(old[sh.src], new[sh.src]):
@@ -144,7 +232,7 @@ func (e *editor) keptShadows(txn *kv.Txn, h int64, old, new gms.Row) ([]any, err
 			kept[i] = unconverted
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 // convert turns a value of the source column into the hidden column's.
@@ -295,23 +383,49 @@ var intBits = map[query.Type]uint{
 }
 
 // ConvertRow implements ddl.ColumnConverter.
-func (x indexer) ConvertRow(dbName string, t *catalog.Table, row []byte, rowNum int64) ([]byte, error) {
+func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int64, row []byte, rowNum int64) ([]byte, []ddl.Entry, error) {
 	m, err := metaFor(dbName, t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r, err := (&Table{m: m}).decodeRow(0, row, true)
+	r, err := (&Table{m: m}).decodeRow(h, row, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vals := make([]any, len(r))
 	for p, v := range r {
 		if vals[p], err = toCanonical(m.kinds[p], v); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	out, err := m.encodeWithShadows(r, vals, nil, rowNum, false)
-	return out, sqlToDDLError(err)
+	if err != nil || len(ids) == 0 {
+		return out, nil, sqlToDDLError(err)
+	}
+	ents, err := (&editor{t: &Table{m: m}}).entries(r, h, func(ix *indexMeta) bool {
+		return ix.def != nil && slices.Contains(ids, ix.def.ID)
+	}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, ddlEntries(ents), nil
+}
+
+// FitKeyPart implements ddl.ColumnConverter.
+func (x indexer) FitKeyPart(t *catalog.Table, ic catalog.IndexColumn) catalog.IndexColumn {
+	c, _ := t.ColumnByID(ic.ColumnID)
+	if ic.Length == 0 || c == nil {
+		return ic
+	}
+	typ, err := parseType(c.Type)
+	if err != nil {
+		return ic
+	}
+	st, ok := typ.(gms.StringType)
+	if !ok || (!types.IsTextBlob(typ) && st.Length() <= ic.Length) {
+		ic.Length = 0
+	}
+	return ic
 }
 
 // reorgKinds are the value kinds a MODIFY COLUMN converts between.
@@ -334,13 +448,6 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return refuse("of generated column %s (or making it one)", old.Name)
 	case old.ID == def.HandleColumn || slices.Contains(def.PKColumns, old.ID):
 		return refuse("that changes the type of primary-key column %s", old.Name)
-	}
-	for _, ix := range def.Indexes {
-		for _, ic := range ix.Columns {
-			if ic.ColumnID == old.ID {
-				return refuse("that changes the type of column %s, which index %s contains: drop the index first", old.Name, ix.Name)
-			}
-		}
 	}
 	for _, c := range def.Columns {
 		if c.Generated != "" && mentions(c.Generated, old.Name) {

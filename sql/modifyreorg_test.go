@@ -46,7 +46,6 @@ func TestModifyColumnConversions(t *testing.T) {
 		{"ALTER TABLE t CHANGE s s2 VARCHAR(2)", 1265, "Data truncated for column 's2' at row 2"},
 		{"ALTER TABLE t MODIFY d DECIMAL(3,2)", 1264, "Out of range value for column 'd' at row 2"},
 		{"ALTER TABLE t MODIFY n INT NOT NULL", 1138, "Invalid use of NULL value"},
-		{"ALTER TABLE t MODIFY k SMALLINT", 1235, "index kk contains: drop the index first"},
 		{"ALTER TABLE t MODIFY id BIGINT UNSIGNED NOT NULL", 1235, "primary-key column id"},
 		{"ALTER TABLE t MODIFY f DATETIME", 1235, "only integer, DECIMAL"},
 	} {
@@ -237,19 +236,29 @@ func TestModifyColumnBadRowStaysWritable(t *testing.T) {
 
 // TestModifyColumnUnderDML: random inserts, updates and deletes run in
 // goroutines through every step of a MODIFY COLUMN; in the end every
-// row's value is the conversion of the last value written to it.
+// row's value is the conversion of the last value written to it, and the
+// indexes that contain the column (a unique one, a composite one) hold
+// exactly the rows' entries.
 func TestModifyColumnUnderDML(t *testing.T) {
+	t.Run("unindexed", func(t *testing.T) { modifyUnderDML(t, "") })
+	t.Run("indexed", func(t *testing.T) { modifyUnderDML(t, ", UNIQUE KEY uv (v), KEY kwv (w, v)") })
+}
+
+// modifyUnderDML runs TestModifyColumnUnderDML on a table with the given
+// index clauses. Every value written is unique to its row: id in the
+// millions, so that a unique index never refuses a write.
+func modifyUnderDML(t *testing.T, indexes string) {
 	s := servertest.Start(t)
 	db := s.DB("app")
 	db.SetMaxOpenConns(16)
-	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT NOT NULL, w INT)")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT NOT NULL, w INT"+indexes+")")
 	const rows = 3000
 	var b strings.Builder
 	for i := 0; i < rows; i++ {
 		if b.Len() > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, "(%d,%d,%d)", i, i*7%100000, i)
+		fmt.Fprintf(&b, "(%d,%d,%d)", i, int64(i)*1_000_000+int64(i*7%100000)+1, i)
 	}
 	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
 	mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
@@ -262,7 +271,7 @@ func TestModifyColumnUnderDML(t *testing.T) {
 	var mu sync.Mutex
 	model := map[int]int64{}
 	for i := 0; i < rows; i++ {
-		model[i] = int64(i * 7 % 100000)
+		model[i] = int64(i)*1_000_000 + int64(i*7%100000) + 1
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -281,7 +290,7 @@ func TestModifyColumnUnderDML(t *testing.T) {
 				// Each writer owns the ids congruent to w, so the model
 				// needs no ordering between writers.
 				id := r.Intn(rows+500)/4*4 + w
-				v := r.Int63n(1_000_000_000)
+				v := int64(id)*1_000_000 + 1 + r.Int63n(999_998)
 				var err error
 				op := r.Intn(5)
 				switch op {
@@ -391,16 +400,32 @@ func updateTwice(db *sql.DB, id int, v int64, rollback bool) (bool, error) {
 // row holds the conversion of its last acknowledged value.
 func TestModifyColumnCrash(t *testing.T) {
 	for _, at := range []string{"write-only", "backfill", "swap", "public"} {
-		t.Run(at, func(t *testing.T) { crashModify(t, at) })
+		t.Run(at, func(t *testing.T) { crashModify(t, at, false) })
 	}
 }
 
-func crashModify(t *testing.T, at string) {
+// TestModifyIndexedColumnCrash is TestModifyColumnCrash with the column
+// in two indexes, whose replacements are also killed delete-only.
+func TestModifyIndexedColumnCrash(t *testing.T) {
+	for _, at := range []string{"delete-only", "write-only", "backfill", "swap", "public"} {
+		t.Run(at, func(t *testing.T) { crashModify(t, at, true) })
+	}
+}
+
+func crashModify(t *testing.T, at string, indexed bool) {
 	dir := t.TempDir()
 	child, dsn := startChild(t, dir, "")
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var lastJob int64 // the jobs before the ALTER's
+	if indexed {
+		mustExec(t, db, "CREATE INDEX ia ON t (a)")
+		mustExec(t, db, "CREATE UNIQUE INDEX uca ON t (c, a)")
+		for _, j := range showJobs(t, db) {
+			lastJob = max(lastJob, j.id)
+		}
 	}
 	if at == "backfill" { // slow enough to be killed half way
 		mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
@@ -441,7 +466,7 @@ func crashModify(t *testing.T, at string) {
 	if at != "backfill" {
 		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+at) }, "stalled at "+at)
 	} else {
-		waitJob(t, db, func(x jobRow) bool { return x.rowCount >= 3000 }, "backfilled 3000 rows")
+		waitJob(t, db, func(x jobRow) bool { return x.id > lastJob && x.rowCount >= 3000 }, "backfilled 3000 rows")
 	}
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -453,7 +478,9 @@ func crashModify(t *testing.T, at string) {
 
 	s := servertest.StartDir(t, dir)
 	db2 := s.DB("app")
-	j := waitJob(t, db2, func(x jobRow) bool { return x.state == "synced" || x.state == "rollback done" }, "finished")
+	j := waitJob(t, db2, func(x jobRow) bool {
+		return x.id > lastJob && (x.state == "synced" || x.state == "rollback done")
+	}, "finished")
 	if j.state != "synced" {
 		t.Fatalf("job ended %q: %s", j.state, j.errText)
 	}
@@ -485,17 +512,34 @@ func crashModify(t *testing.T, at string) {
 		t.Errorf("%d rows, want 30000", n)
 	}
 	mustExec(t, db2, "ADMIN CHECK TABLE t")
+	if indexed {
+		id, v := 17, 17
+		if a, ok := acked[id]; ok {
+			v = a
+		}
+		if inflight[0] != id {
+			expectRows(t, db2, fmt.Sprintf("SELECT id FROM t USE INDEX (ia) WHERE a = '%d' AND id = %d", v, id), fmt.Sprint(id))
+		}
+		expectRows(t, db2, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 't'", "4")
+	}
 	t.Logf("%d acknowledged updates", len(acked))
 }
 
 // TestModifyColumnSwapUnderOldTransaction: a transaction still on the
 // schema version before the swap reads and writes the column as it was
 // defined, also in rows that transactions on the new version wrote, and
-// the job waits for it before the old column goes.
+// the job waits for it before the old column goes. With indexes on the
+// column, it finds through the old index what transactions on the new
+// version wrote, and its writes leave every index exact.
 func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
+	t.Run("unindexed", func(t *testing.T) { swapUnderOldTransaction(t, "") })
+	t.Run("indexed", func(t *testing.T) { swapUnderOldTransaction(t, ", UNIQUE KEY kv (v), KEY kwv (w, v)") })
+}
+
+func swapUnderOldTransaction(t *testing.T, indexes string) {
 	s := servertest.Start(t)
 	db := s.DB("app")
-	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT)")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT, w INT"+indexes+")")
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10, 0), (2, 20, 0), (3, 30, 0), (4, 40, 0)")
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'swap'")
 	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
@@ -517,6 +561,13 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 	mustExec(t, db, "UPDATE t SET v = '77' WHERE id = 2")
 	expectRows(t, db, "SELECT v FROM t WHERE id = 2", "77")
 	expectRows(t, old, "SELECT v + 1 FROM t WHERE id = 2", "78")
+	if indexes != "" {
+		expectRows(t, old, "SELECT id FROM t USE INDEX (kv) WHERE v = 77", "2")
+		expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = '77'", "2")
+	}
+	// Distinct new values that the old definition cannot tell apart: the
+	// old unique index, on its way out, refuses neither.
+	mustExec(t, db, "UPDATE t SET v = '077' WHERE id = 1")
 	mustExec(t, old, "UPDATE t SET v = v + 1 WHERE id = 3")
 	// What the new definition holds and the old one cannot is kept
 	// through an update of another column on the old version.
@@ -531,15 +582,20 @@ func TestModifyColumnSwapUnderOldTransaction(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	expectRows(t, db, "SELECT id, v, w FROM t ORDER BY id", "1,10,0", "2,77,0", "3,31,0", "4,abc,1")
+	expectRows(t, db, "SELECT id, v, w FROM t ORDER BY id", "1,077,0", "2,77,0", "3,31,0", "4,abc,1")
+	if indexes != "" {
+		expectRows(t, db, "SELECT id FROM t USE INDEX (kwv) WHERE w = 1 AND v = 'abc'", "4")
+		expectRows(t, db, "SELECT id FROM t USE INDEX (kv) WHERE v = '31'", "3")
+	}
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
 
 // TestModifyColumnQueuedBehindAnother: an ALTER checked against a column
 // that an earlier job of the same table changes before it runs is
 // refused when it runs instead of trusting the old definition: 1412 for a
-// metadata-only change of a column since rewritten, 1235 for a rewrite of
-// a column since indexed.
+// metadata-only change of a column since rewritten, 1170 for a rewrite of
+// a column since indexed into a type that index cannot have (a rewrite
+// into one it can have rebuilds the index).
 func TestModifyColumnQueuedBehindAnother(t *testing.T) {
 	s := servertest.Start(t)
 	db := s.DB("app")
@@ -573,7 +629,7 @@ func TestModifyColumnQueuedBehindAnother(t *testing.T) {
 
 	j3, done3 := stallModify(t, db, "ALTER TABLE t MODIFY w VARCHAR(10)")
 	j4, done4 := queue("ALTER TABLE t ADD INDEX iv (v)", j3.id)
-	_, done5 := queue("ALTER TABLE t MODIFY v VARCHAR(4)", j4.id)
+	_, done5 := queue("ALTER TABLE t MODIFY v TEXT", j4.id)
 	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = ''")
 	if err := <-done3; err != nil {
 		t.Fatal(err)
@@ -584,10 +640,13 @@ func TestModifyColumnQueuedBehindAnother(t *testing.T) {
 	if err := <-done4; err != nil {
 		t.Fatal(err)
 	}
-	expectErr(t, <-done5, 1235, "which index iv contains")
+	expectErr(t, <-done5, 1170, "BLOB/TEXT column 'v' used in key specification without a key length")
 	expectRows(t, db, "SELECT * FROM t ORDER BY id", "1,10,100", "2,20,200")
 	if !strings.Contains(showCreate(t, db, "t"), "`v` varchar(12)") {
 		t.Fatalf("v:\n%s", showCreate(t, db, "t"))
 	}
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	mustExec(t, db, "ALTER TABLE t MODIFY v VARCHAR(4)")
+	expectRows(t, db, "SELECT id FROM t USE INDEX (iv) WHERE v = '20'", "2")
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
