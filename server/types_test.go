@@ -396,3 +396,25 @@ func TestTimeKey(t *testing.T) {
 	}
 	execT(t, db, "ADMIN CHECK TABLE tk")
 }
+
+// CHAR values lose their trailing spaces, as MySQL shows them when they
+// are read, so comparisons and index lookups find them (an unpadded
+// NO PAD collation such as utf8mb4_0900_ai_ci compares spaces too).
+func TestCharTrailingSpaces(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExecDB(t, db, "CREATE TABLE t (id INT PRIMARY KEY, c CHAR(12), v VARCHAR(12), b BINARY(4), KEY (c))",
+		"INSERT INTO t VALUES (1, 'Abd ', 'Abd ', 'a ')")
+	if _, err := db.Exec("INSERT INTO t VALUES (?, ?, ?, ?)", 2, "xy  ", "xy  ", "b"); err != nil {
+		t.Fatal(err)
+	}
+	query(t, db, "SELECT concat('[', c, ']', '[', v, ']') FROM t WHERE id = 1", "[Abd][Abd ]")
+	query(t, db, "SELECT concat('[', c, ']') FROM t WHERE id = 2", "[xy]")
+	query(t, db, "SELECT id FROM t WHERE c = 'ABD'", "1")
+	query(t, db, "SELECT id FROM t IGNORE INDEX (c) WHERE c = 'ABD'", "1")
+	query(t, db, "SELECT count(*) FROM t WHERE v = 'ABD'", "0")   // NO PAD
+	query(t, db, "SELECT hex(b) FROM t WHERE id = 1", "61200000") // BINARY keeps its bytes
+	mustExecDB(t, db, "UPDATE t SET c = 'z   ' WHERE id = 1", "ALTER TABLE t MODIFY v CHAR(10)")
+	query(t, db, "SELECT concat('[', c, ']', '[', v, ']') FROM t WHERE id = 1", "[z][Abd]")
+	mustExecDB(t, db, "ADMIN CHECK TABLE t")
+}

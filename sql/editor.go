@@ -209,6 +209,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 		return err
 	}
 	m := e.t.m
+	row = m.trimChars(row)
 	var h int64
 	recKey := []byte(nil)
 	if m.handlePos >= 0 {
@@ -409,6 +410,7 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 		return err
 	}
 	m := e.t.m
+	new = m.trimChars(new)
 	h, err := e.rowHandle(ctx, old)
 	if err != nil {
 		return err

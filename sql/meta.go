@@ -2,10 +2,14 @@ package sql
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
@@ -33,6 +37,7 @@ type tableMeta struct {
 	autoPos   int // position of the AUTO_INCREMENT column, -1 if none
 	decoder   *codec.RowDecoder
 	allPos    []int        // 0..n-1: every column, in schema order
+	padChars  []int        // positions of CHAR columns (not BINARY): see trimChars
 	indexes   []*indexMeta // all indexes, in any state; the PK index first when present
 	// shadows are the hidden columns of a MODIFY COLUMN job
 	// (catalog.Table.Changing) that DML writes after the visible ones.
@@ -169,6 +174,9 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		m.kinds = append(m.kinds, kindOf(typ))
 		m.colls = append(m.colls, stringCollation(typ))
 		m.colIDs = append(m.colIDs, c.ID)
+		if isPaddedChar(typ) {
+			m.padChars = append(m.padChars, i)
+		}
 	}
 	m.pkSchema = gms.NewPrimaryKeySchema(m.schema, pkOrdinals...)
 	for i, c := range def.Columns {
@@ -274,4 +282,30 @@ func columnDefault(ctx *gms.Context, s string, typ gms.Type, nullable bool) *gms
 		}
 	}
 	return gms.NewUnresolvedColumnDefaultValue(s)
+}
+
+// isPaddedChar reports whether values of typ are CHAR values, whose
+// trailing spaces MySQL removes when they are read (PAD_CHAR_TO_FULL_LENGTH
+// aside).
+func isPaddedChar(typ gms.Type) bool {
+	st, ok := typ.(types.StringType)
+	return ok && st.Type() == sqltypes.Char && !types.IsBinaryType(st)
+}
+
+// trimChars returns row with the trailing spaces of its CHAR values
+// removed (a copy when one changes). Rows are stored so, which makes
+// reads, comparisons and index keys see the value MySQL shows.
+func (m *tableMeta) trimChars(row gms.Row) gms.Row {
+	copied := false
+	for _, p := range m.padChars {
+		s, ok := row[p].(string)
+		if !ok || !strings.HasSuffix(s, " ") {
+			continue
+		}
+		if !copied {
+			row, copied = slices.Clone(row), true
+		}
+		row[p] = strings.TrimRight(s, " ")
+	}
+	return row
 }

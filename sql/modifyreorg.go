@@ -236,18 +236,26 @@ func (m *tableMeta) keptShadows(stored []any, old, new gms.Row) []any {
 }
 
 // convert turns a value of the source column into the hidden column's.
-func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (any, error) {
+func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (out any, err error) {
+	if isPaddedChar(sh.typ) {
+		// A CHAR value is kept without its trailing spaces (trimChars).
+		defer func() {
+			if s, ok := out.(string); ok {
+				out = strings.TrimRight(s, " ")
+			}
+		}()
+	}
 	if !sh.lenient {
 		return convertColumnValue(v, sh.typ, sh.nullable, sh.name, rowNum, dml)
 	}
 	if v == nil {
 		return nil, nil
 	}
-	out, _, err := sh.typ.Convert(context.Background(), v)
-	if err != nil {
+	c, _, cerr := sh.typ.Convert(context.Background(), v)
+	if cerr != nil {
 		return nil, nil
 	}
-	return out, nil
+	return c, nil
 }
 
 // convertColumnValue converts v to type to as MySQL's ALTER TABLE copy
