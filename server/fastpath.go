@@ -193,11 +193,10 @@ func (h *handler) fastRun(sqlCtx *gms.Context, c *mysql.Conn, query string, e *f
 		if types.IsOkResultSchema(sch) {
 			return h.fastOK(sqlCtx, c, node, iter, cb)
 		}
-		// Row values point into buf until the client has them, which with
-		// a server-side cursor is after this returns: buf is neither
-		// reset nor pooled. Results go out in batches of rowsBatch rows,
+		// Row values point into vals' chunks until the client has them,
+		// which with a server-side cursor is after this returns: chunks
+		// are neither reused nor pooled. Results go out in batches of rowsBatch rows,
 		// like go-mysql-server's.
-		buf := gms.NewByteBuffer(512)
 		var vals sqlValues
 		fields := e.fieldsFor(sqlCtx, sch)
 		res := &sqltypes.Result{Fields: fields}
@@ -210,7 +209,7 @@ func (h *handler) fastRun(sqlCtx *gms.Context, c *mysql.Conn, query string, e *f
 				iter.Close(sqlCtx)
 				return err
 			}
-			out, err := vals.fromRow(sqlCtx, sch, row, buf)
+			out, err := vals.fromRow(sqlCtx, sch, row)
 			if err != nil {
 				iter.Close(sqlCtx)
 				return err
@@ -344,17 +343,25 @@ func (e *fastEntry) fieldsFor(ctx *gms.Context, sch gms.Schema) []*querypb.Field
 	return fields
 }
 
-// sqlValues hands out the wire values of result rows from shared chunks.
-// A result's rows are written to the client together and then dropped,
-// so one row's values keeping a chunk alive costs nothing.
+// sqlValues hands out the wire values of result rows, and the bytes
+// they point to, from shared chunks. A result's rows are written to the
+// client together and then dropped, so one row's values keeping a chunk
+// alive costs nothing; a full chunk is left as it is and a new one taken,
+// never copied as go-mysql-server's ByteBuffer does when it doubles.
 type sqlValues struct {
 	free []sqltypes.Value
-	rows int // rows the next chunk holds: doubles from one up to rowsBatch
+	rows int    // rows the next chunk of values holds: doubles from one up to rowsBatch
+	buf  []byte // bytes of values; appended to, never rewritten
 }
 
-// fromRow is go-mysql-server's RowToSQL without a projection, with the
-// values taken from v.
-func (v *sqlValues) fromRow(ctx *gms.Context, sch gms.Schema, row gms.Row, buf *gms.ByteBuffer) ([]sqltypes.Value, error) {
+const (
+	valueBytesMin = 512      // the first chunk of value bytes of a statement
+	valueBytesMax = 16 << 10 // the largest chunk taken when one fills
+	valueBytesLow = 64       // a chunk with less room left is replaced
+)
+
+// fromRow is go-mysql-server's RowToSQL without a projection.
+func (v *sqlValues) fromRow(ctx *gms.Context, sch gms.Schema, row gms.Row) ([]sqltypes.Value, error) {
 	n := len(sch)
 	if len(v.free) < n {
 		v.rows = min(max(2*v.rows, 1), rowsBatch)
@@ -367,12 +374,31 @@ func (v *sqlValues) fromRow(ctx *gms.Context, sch gms.Schema, row gms.Row, buf *
 			out[i] = sqltypes.NULL
 			continue
 		}
-		val, err := col.Type.SQL(ctx, buf.Get(), row[i])
+		val, err := v.sql(ctx, col.Type, row[i])
 		if err != nil {
 			return nil, err
 		}
-		buf.Grow(val.Len())
 		out[i] = val
 	}
 	return out, nil
+}
+
+// sql is t.SQL of x, written into the current chunk when it fits there.
+func (v *sqlValues) sql(ctx *gms.Context, t gms.Type, x any) (sqltypes.Value, error) {
+	if cap(v.buf)-len(v.buf) < valueBytesLow {
+		v.buf = make([]byte, 0, min(max(2*cap(v.buf), valueBytesMin), valueBytesMax))
+	}
+	at := len(v.buf)
+	val, err := t.SQL(ctx, v.buf[at:at], x)
+	// Keep the bytes SQL appended in place. If they did not fit, append
+	// made them a slice of their own, and the next value takes a new
+	// chunk.
+	switch raw := val.Raw(); {
+	case len(raw) == 0:
+	case len(raw) <= cap(v.buf)-at && &raw[0] == &v.buf[:at+1][at]:
+		v.buf = v.buf[:at+len(raw)]
+	default:
+		v.buf = v.buf[:cap(v.buf)]
+	}
+	return val, err
 }
