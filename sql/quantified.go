@@ -85,8 +85,14 @@ type token struct {
 }
 
 // tokenize splits q into tokens; ok is false on a lexical error.
-func tokenize(q string) (toks []token, ok bool) {
+func tokenize(q string) (toks []token, ok bool) { return tokenizeOpts(q, false) }
+
+// tokenizeOpts is tokenize with ANSI_QUOTES on or off.
+func tokenizeOpts(q string, ansiQuotes bool) (toks []token, ok bool) {
 	tkn := ast.NewStringTokenizer(q)
+	if ansiQuotes {
+		tkn = ast.NewStringTokenizerForAnsiQuotes(q)
+	}
 	prev := 0
 	for {
 		typ, val := tkn.Scan()

@@ -1,0 +1,277 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/procedures"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// A call of a stored function runs its body in go-mysql-server's
+// procedure interpreter (package procedures), which has no RETURN: each
+// RETURN e becomes SELECT e AS reorgdb_return followed by a LEAVE of a
+// block around the whole body, whose first statements DECLARE the
+// parameters with the arguments' values. A body cannot return a result
+// set otherwise (checkFuncBody), so the interpreter's last result set is
+// the function's value. The body's statements run in the calling
+// statement's transaction and see the function's database as the
+// current one, as in MySQL.
+
+const (
+	returnColumn = "reorgdb_return"
+	funcLabel    = "reorgdb_function"
+)
+
+var builtinNames = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range function.BuiltIns {
+		m[strings.ToLower(f.FunctionName())] = true
+	}
+	return m
+})
+
+// storedFunction is the stored function called name in the statement's
+// current database. A built-in function of the same name wins, as in
+// MySQL for an unqualified call.
+func (e *Engine) storedFunction(ctx *gms.Context, name string) (gms.Function, bool) {
+	if ctx == nil || ctx.Session == nil || builtinNames()[name] {
+		return nil, false
+	}
+	db, ok := e.schemaFor(ctx).Database(ctx.GetCurrentDatabase())
+	if !ok || len(db.Functions) == 0 {
+		return nil, false
+	}
+	i := findObject(db.Functions, name)
+	if i < 0 {
+		return nil, false
+	}
+	o := db.Functions[i]
+	def, err := loadFuncDef(o.Create, o.SQLMode)
+	if err != nil {
+		e.log.Warn("stored function does not parse", "db", db.Name, "function", o.Name, "err", err)
+		return nil, false
+	}
+	return gms.FunctionN{Name: name, Fn: func(args ...gms.Expression) (gms.Expression, error) {
+		if len(args) != len(def.params) {
+			return nil, mysql.NewSQLError(1318, "42000", "Incorrect number of arguments for FUNCTION %s.%s; expected %d, got %d",
+				db.Name, def.name, len(def.params), len(args))
+		}
+		return &storedCall{def: def, db: db.Name, sqlMode: o.SQLMode, args: args, e: e}, nil
+	}}, true
+}
+
+// storedCall is a call of a stored function.
+type storedCall struct {
+	def     *funcDef
+	db      string
+	sqlMode string
+	args    []gms.Expression
+	e       *Engine
+}
+
+var (
+	_ gms.FunctionExpression         = (*storedCall)(nil)
+	_ gms.NonDeterministicExpression = (*storedCall)(nil)
+)
+
+func (c *storedCall) Type() gms.Type             { return c.def.returns }
+func (c *storedCall) IsNullable() bool           { return true }
+func (c *storedCall) Children() []gms.Expression { return c.args }
+func (c *storedCall) FunctionName() string       { return c.def.name }
+func (c *storedCall) Description() string        { return "stored function " + c.def.name }
+func (c *storedCall) IsNonDeterministic() bool   { return true }
+func (c *storedCall) Resolved() bool {
+	for _, a := range c.args {
+		if !a.Resolved() {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *storedCall) String() string {
+	args := make([]string, len(c.args))
+	for i, a := range c.args {
+		args[i] = a.String()
+	}
+	return fmt.Sprintf("%s(%s)", c.def.name, strings.Join(args, ","))
+}
+
+func (c *storedCall) WithChildren(children ...gms.Expression) (gms.Expression, error) {
+	if len(children) != len(c.args) {
+		return nil, gms.ErrInvalidChildrenNumber.New(c, len(children), len(c.args))
+	}
+	n := *c
+	n.args = children
+	return &n, nil
+}
+
+// callChain is the functions being run on a context, outermost first.
+type callChain struct{}
+
+func (c *storedCall) Eval(ctx *gms.Context, row gms.Row) (any, error) {
+	me := strings.ToLower(c.db + "." + c.def.name)
+	chain, _ := ctx.Context.Value(callChain{}).([]string)
+	if slices.Contains(chain, me) {
+		return nil, mysql.NewSQLError(1424, "HY000", "Recursive stored functions and triggers are not allowed.")
+	}
+	decls := make(ast.Statements, len(c.args))
+	for i, a := range c.args {
+		v, err := a.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if decls[i], err = c.declare(ctx, i, v); err != nil {
+			return nil, err
+		}
+	}
+	ops, err := c.ops(ctx, decls)
+	if err != nil {
+		return nil, err
+	}
+	sess := ctx.Session
+	prevIgnore, prevDB := sess.GetIgnoreAutoCommit(), sess.GetCurrentDatabase()
+	sess.SetIgnoreAutoCommit(true)
+	sess.SetCurrentDatabase(c.db)
+	defer func() {
+		sess.SetIgnoreAutoCommit(prevIgnore)
+		sess.SetCurrentDatabase(prevDB)
+	}()
+	return c.run(ctx.WithContext(context.WithValue(ctx.Context, callChain{}, append(slices.Clone(chain), me))), ops)
+}
+
+// run interprets the body and converts its RETURN value to the
+// function's type.
+func (c *storedCall) run(ctx *gms.Context, ops []*procedures.InterpreterOperation) (any, error) {
+	n := &funcInterp{ops: ops, runner: c.e.SQL}
+	it, _, err := procedures.Call(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close(ctx)
+	if len(n.sch) != 1 || n.sch[0].Name != returnColumn {
+		return nil, mysql.NewSQLError(1321, "2F005", "FUNCTION %s ended without RETURN", c.def.name)
+	}
+	r, err := it.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := c.def.returns.Convert(ctx, r[0])
+	return v, err
+}
+
+// declare is the DECLARE of parameter i with the value v.
+func (c *storedCall) declare(ctx *gms.Context, i int, v any) (ast.Statement, error) {
+	p, t := c.def.params[i], c.def.paramTypes[i]
+	v, _, err := t.Convert(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	vt := p.Type
+	if vt.Default, err = literal(ctx, t, v); err != nil {
+		return nil, err
+	}
+	return &ast.Declare{Variables: &ast.DeclareVariables{Names: []ast.ColIdent{ast.NewColIdent(p.Name)}, VarType: vt}}, nil
+}
+
+// literal is v, of type t, as a literal of the grammar; nil for NULL
+// (a variable DECLAREd without a default is NULL).
+func literal(ctx *gms.Context, t gms.Type, v any) (ast.Expr, error) {
+	if v == nil {
+		return nil, nil
+	}
+	sv, err := t.SQL(ctx, nil, v)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case sv.IsNull():
+		return nil, nil
+	case sv.IsIntegral():
+		return ast.NewIntVal(sv.Raw()), nil
+	case sv.IsFloat() || sv.Type() == sqltypes.Decimal:
+		return ast.NewFloatVal(sv.Raw()), nil
+	}
+	return ast.NewStrVal(sv.Raw()), nil
+}
+
+// ops are the interpreter's operations for the body, with decls first.
+func (c *storedCall) ops(ctx *gms.Context, decls ast.Statements) ([]*procedures.InterpreterOperation, error) {
+	stmt, _, err := ast.ParseOneWithOptions(ctx, c.def.procText, gms.NewSqlModeFromString(c.sqlMode).ParserOptions())
+	if err != nil {
+		return nil, err
+	}
+	ddl, ok := stmt.(*ast.DDL)
+	if !ok || ddl.ProcedureSpec == nil {
+		return nil, errSyntax(c.def.procText)
+	}
+	body := prepareList(append(decls, ddl.ProcedureSpec.Body))
+	return procedures.Parse(&ast.BeginEndBlock{Label: funcLabel, Statements: body})
+}
+
+// prepareBody replaces each RETURN e in s by SELECT e AS
+// reorgdb_return and a LEAVE of the function's block, and makes the
+// variables DECLAREd without DEFAULT NULL, as in MySQL (the interpreter
+// gives them their type's zero value).
+func prepareBody(s ast.Statement) ast.Statement {
+	switch s := s.(type) {
+	case *ast.Return:
+		sel := &ast.Select{SelectExprs: ast.SelectExprs{&ast.AliasedExpr{Expr: s.Expr, As: ast.NewColIdent(returnColumn)}}}
+		return &ast.BeginEndBlock{Statements: ast.Statements{sel, &ast.Leave{Label: funcLabel}}}
+	case *ast.BeginEndBlock:
+		s.Statements = prepareList(s.Statements)
+	case *ast.IfStatement:
+		for i := range s.Conditions {
+			s.Conditions[i].Statements = prepareList(s.Conditions[i].Statements)
+		}
+		s.Else = prepareList(s.Else)
+	case *ast.CaseStatement:
+		for i := range s.Cases {
+			s.Cases[i].Statements = prepareList(s.Cases[i].Statements)
+		}
+		s.Else = prepareList(s.Else)
+	case *ast.While:
+		s.Statements = prepareList(s.Statements)
+	case *ast.Repeat:
+		s.Statements = prepareList(s.Statements)
+	case *ast.Loop:
+		s.Statements = prepareList(s.Statements)
+	}
+	return s
+}
+
+func prepareList(l ast.Statements) ast.Statements {
+	out := make(ast.Statements, 0, len(l))
+	for _, s := range l {
+		out = append(out, prepareBody(s))
+		if d, ok := s.(*ast.Declare); ok && d.Variables != nil && d.Variables.VarType.Default == nil {
+			for _, n := range d.Variables.Names {
+				out = append(out, &ast.Set{Exprs: ast.SetVarExprs{&ast.SetVarExpr{Name: &ast.ColName{Name: n}, Expr: &ast.NullVal{}}}})
+			}
+		}
+	}
+	return out
+}
+
+// funcInterp is a function body for procedures.Call.
+type funcInterp struct {
+	ops    []*procedures.InterpreterOperation
+	runner gms.StatementRunner
+	sch    gms.Schema
+}
+
+var _ procedures.InterpreterNode = (*funcInterp)(nil)
+
+func (n *funcInterp) GetAsOf() gms.Expression                                       { return nil }
+func (n *funcInterp) GetRunner() gms.StatementRunner                                { return n.runner }
+func (n *funcInterp) GetStatements() []*procedures.InterpreterOperation             { return n.ops }
+func (n *funcInterp) SetStatementRunner(*gms.Context, gms.StatementRunner) gms.Node { return nil }
+func (n *funcInterp) SetSchema(sch gms.Schema)                                      { n.sch = sch }
