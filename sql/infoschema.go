@@ -29,6 +29,11 @@ func (d *infoSchema) GetTableInsensitive(ctx *gms.Context, name string) (gms.Tab
 			return &statisticsTable{CatalogTable: ct, e: d.e}, true, nil
 		}
 	}
+	if ok && err == nil && strings.EqualFold(name, "routines") {
+		if rt, isRoutines := t.(routineTable); isRoutines {
+			return &routinesTable{routineTable: rt, e: d.e}, true, nil
+		}
+	}
 	if ok && err == nil && strings.EqualFold(name, "tables") {
 		if ct, isCat := t.(gms.CatalogTable); isCat {
 			return &tablesTable{CatalogTable: ct, e: d.e}, true, nil

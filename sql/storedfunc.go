@@ -33,6 +33,7 @@ type funcDef struct {
 	deterministic,
 	dataAccess string // information_schema.routines' IS_DETERMINISTIC and SQL_DATA_ACCESS
 	security, comment string
+	definer           string // as the statement gives it, or empty
 	bodyText          string
 }
 
@@ -85,7 +86,7 @@ func parseCreateFunction(q string, o ast.ParserOptions) (def *funcDef, next int,
 	}
 	def = &funcDef{db: h.db, name: ddl.ProcedureSpec.ProcName.Name.String(), ifNotExists: h.ifNotExists,
 		text: strings.TrimRight(strings.TrimSpace(q[:end]), "; \t\r\n"), procText: procText[:max(0, end+delta)],
-		params: ddl.ProcedureSpec.Params, returnsText: strings.TrimSpace(q[toks[h.close+1].end:toks[h.typeEnd].start])}
+		params: ddl.ProcedureSpec.Params, definer: ddl.ProcedureSpec.Definer, returnsText: strings.TrimSpace(q[toks[h.close+1].end:toks[h.typeEnd].start])}
 	if ddl.SubStatementPositionEnd > ddl.SubStatementPositionStart {
 		def.bodyText = procText[ddl.SubStatementPositionStart:ddl.SubStatementPositionEnd]
 	}

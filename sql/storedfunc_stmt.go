@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -99,7 +100,13 @@ func (n *routineNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 
 func (d *Database) createFunction(ctx *gms.Context, n *routineNode) error {
 	now := time.Now().UTC()
-	o := catalog.Object{Name: n.def.name, Create: n.def.text, SQLMode: sqlMode(ctx), Created: now, Modified: now}
+	text := n.def.text
+	if n.def.definer == "" {
+		// As MySQL, which keeps and shows the definer of every routine.
+		c := ctx.Session.Client()
+		text = text[:len("CREATE")] + fmt.Sprintf(" DEFINER=`%s`@`%s`", c.User, c.Address) + text[len("CREATE"):]
+	}
+	o := catalog.Object{Name: n.def.name, Create: text, SQLMode: sqlMode(ctx), Created: now, Modified: now}
 	exists := errFuncExists(n.def.name)
 	err := d.updateDef(ctx, func(db *catalog.Database) error { return addObject(&db.Functions, o, exists) })
 	if err == exists && n.ifExists {
@@ -241,4 +248,85 @@ func (p routineParser) ParseOneWithOptions(ctx context.Context, q string, o ast.
 		return r, next, rerr
 	}
 	return stmt, n, err
+}
+
+// routineTable is go-mysql-server's information_schema.routines.
+type routineTable interface {
+	gms.CatalogTable
+	AssignProcedures(p map[string][]*plan.Procedure) gms.Table
+}
+
+// routinesTable is information_schema.routines with a row for each stored
+// function after go-mysql-server's rows for procedures (SHOW FUNCTION
+// STATUS reads it too).
+type routinesTable struct {
+	routineTable
+	e *Engine
+}
+
+func (t *routinesTable) wrap(in gms.Table) gms.Table {
+	if rt, ok := in.(routineTable); ok {
+		return &routinesTable{routineTable: rt, e: t.e}
+	}
+	return in
+}
+
+func (t *routinesTable) AssignCatalog(cat gms.Catalog) gms.Table {
+	return t.wrap(t.routineTable.AssignCatalog(cat))
+}
+
+func (t *routinesTable) AssignProcedures(p map[string][]*plan.Procedure) gms.Table {
+	return t.wrap(t.routineTable.AssignProcedures(p))
+}
+
+func (t *routinesTable) PartitionRows(ctx *gms.Context, part gms.Partition) (gms.RowIter, error) {
+	it, err := t.routineTable.PartitionRows(ctx, part)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := gms.RowIterToRows(ctx, it)
+	if err != nil {
+		return nil, err
+	}
+	for _, db := range t.e.schemaFor(ctx).Databases() {
+		for _, o := range db.Functions {
+			if row, ok := t.functionRow(ctx, db, o); ok {
+				rows = append(rows, row)
+			}
+		}
+	}
+	return gms.RowsToRowIter(rows...), nil
+}
+
+func (t *routinesTable) functionRow(ctx *gms.Context, db *catalog.Database, o catalog.Object) (gms.Row, bool) {
+	def, err := loadFuncDef(o.Create, o.SQLMode)
+	if err != nil {
+		return nil, false
+	}
+	sch := t.Schema()
+	row := make(gms.Row, len(sch))
+	set := func(col string, v any) {
+		if i := sch.IndexOfColName(col); i >= 0 {
+			row[i] = v
+		}
+	}
+	cs, _ := ctx.GetSessionVariable(ctx, "character_set_client")
+	cc, _ := ctx.GetSessionVariable(ctx, "collation_connection")
+	coll := db.Collation
+	if coll == "" {
+		coll = gms.Collation_Default.String()
+	}
+	dtd := strings.ToLower(def.returns.String())
+	dataType, _, _ := strings.Cut(dtd, "(")
+	dataType, _, _ = strings.Cut(dataType, " ")
+	for col, v := range map[string]any{"SPECIFIC_NAME": o.Name, "ROUTINE_CATALOG": "def", "ROUTINE_SCHEMA": db.Name,
+		"ROUTINE_NAME": o.Name, "ROUTINE_TYPE": "FUNCTION", "DATA_TYPE": dataType, "DTD_IDENTIFIER": dtd,
+		"ROUTINE_BODY": "SQL", "ROUTINE_DEFINITION": def.bodyText, "EXTERNAL_LANGUAGE": "SQL", "PARAMETER_STYLE": "SQL",
+		"IS_DETERMINISTIC": def.deterministic, "SQL_DATA_ACCESS": def.dataAccess, "SECURITY_TYPE": def.security,
+		"CREATED": o.Created.UTC(), "LAST_ALTERED": o.Modified.UTC(), "SQL_MODE": o.SQLMode, "ROUTINE_COMMENT": def.comment,
+		"DEFINER": strings.ReplaceAll(def.definer, "`", ""), "CHARACTER_SET_CLIENT": fmt.Sprint(cs), "COLLATION_CONNECTION": fmt.Sprint(cc),
+		"DATABASE_COLLATION": coll} {
+		set(col, v)
+	}
+	return row, true
 }

@@ -1,0 +1,92 @@
+package server_test
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// TestStoredFunctions creates stored functions with RETURN and BEGIN ...
+// END bodies, calls them from expressions of every kind of statement, and
+// checks MySQL's errors, SHOW statements, information_schema.routines and
+// that the functions survive a restart.
+func TestStoredFunctions(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	c := pinConn(t, s.DB(""))
+	c.exec("CREATE DATABASE fx", "USE fx",
+		"CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR(10))",
+		"INSERT INTO t VALUES (1, 'x'), (2, 'yy'), (3, NULL)",
+		"CREATE FUNCTION inc(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
+		`CREATE FUNCTION label(x INT, s VARCHAR(10)) RETURNS VARCHAR(30) NO SQL
+		 BEGIN
+		   DECLARE y INT DEFAULT 0;
+		   DECLARE z INT;
+		   SET y = x * 2;
+		   IF y > 3 THEN RETURN CONCAT(s, '-big-', y);
+		   ELSEIF y = 2 THEN RETURN 'two';
+		   END IF;
+		   RETURN CONCAT('small', IFNULL(z, 'null'));
+		 END`,
+		"CREATE FUNCTION cnt() RETURNS INT READS SQL DATA BEGIN DECLARE n INT; SELECT COUNT(*) INTO n FROM t; RETURN n; END",
+		"CREATE FUNCTION half(x DECIMAL(10,2)) RETURNS DECIMAL(10,3) RETURN x / 2")
+	c.want("SELECT inc(1), inc(NULL), label(0, 'q'), half(2.5)", "2,NULL,smallnull,1.250")
+	c.want("SELECT a, inc(a), label(a, b) FROM t ORDER BY inc(a) DESC", "3,4,NULL;2,3,yy-big-4;1,2,two")
+	c.want("SELECT a FROM t WHERE inc(a) = cnt()", "2")
+	c.exec("UPDATE t SET b = label(a + 1, 'u') WHERE a = 1", "INSERT INTO t VALUES (inc(10), label(2, 'w'))")
+	c.want("SELECT a, b FROM t ORDER BY a", "1,u-big-4;2,yy;3,NULL;11,w-big-4")
+	// A function reads the calling transaction's rows and does not end it.
+	c.exec("BEGIN", "INSERT INTO t VALUES (20, 'tx')")
+	c.want("SELECT cnt()", "5")
+	c.exec("ROLLBACK")
+	c.want("SELECT cnt()", "4")
+	c.want("SELECT fx.inc(5)", "6")
+
+	c.wantErr("CREATE FUNCTION inc(x INT) RETURNS INT RETURN x", 1304, "FUNCTION inc already exists")
+	c.exec("CREATE FUNCTION IF NOT EXISTS inc(x INT) RETURNS INT RETURN x")
+	c.want("SHOW WARNINGS", "Note,1304,FUNCTION inc already exists")
+	c.wantErr("SELECT inc(1, 2)", 1318, "Incorrect number of arguments for FUNCTION fx.inc; expected 1, got 2")
+	c.wantErr("SELECT nope(1)", 1305, "")
+	c.wantErr("CREATE FUNCTION nr(x INT) RETURNS INT BEGIN DECLARE y INT; SET y = x; END", 1320, "No RETURN found in FUNCTION nr")
+	c.wantErr("CREATE FUNCTION rs(x INT) RETURNS INT BEGIN SELECT x; RETURN x; END", 1415, "Not allowed to return a result set from a function")
+	c.exec("CREATE FUNCTION maybe(x INT) RETURNS INT BEGIN IF x > 1 THEN RETURN 1; END IF; END")
+	c.want("SELECT maybe(5)", "1")
+	c.wantErr("SELECT maybe(0)", 1321, "FUNCTION maybe ended without RETURN")
+	c.exec("CREATE FUNCTION rec(x INT) RETURNS INT RETURN rec(x)")
+	c.wantErr("SELECT rec(1)", 1424, "")
+
+	c.want("SELECT ROUTINE_NAME, ROUTINE_TYPE, DATA_TYPE, IS_DETERMINISTIC, SQL_DATA_ACCESS FROM information_schema.routines WHERE ROUTINE_SCHEMA = 'fx' ORDER BY 1",
+		"cnt,FUNCTION,int,NO,READS SQL DATA;half,FUNCTION,decimal,NO,CONTAINS SQL;inc,FUNCTION,int,YES,CONTAINS SQL;label,FUNCTION,varchar,NO,NO SQL;maybe,FUNCTION,int,NO,CONTAINS SQL;rec,FUNCTION,int,NO,CONTAINS SQL")
+	if st := c.rows("SHOW FUNCTION STATUS LIKE 'inc'"); !strings.HasPrefix(st, "fx,inc,FUNCTION,root@") {
+		t.Errorf("SHOW FUNCTION STATUS: %q", st)
+	}
+	create := c.rows("SHOW CREATE FUNCTION inc")
+	if !strings.HasPrefix(create, "inc,") || !strings.Contains(create, "CREATE DEFINER=`root`@") || !strings.Contains(create, "FUNCTION inc(x INT) RETURNS INT DETERMINISTIC RETURN x + 1") {
+		t.Errorf("SHOW CREATE FUNCTION: %q", create)
+	}
+	c.exec("DROP FUNCTION rec", "DROP FUNCTION IF EXISTS rec")
+	c.want("SHOW WARNINGS", "Note,1305,FUNCTION fx.rec does not exist")
+	c.wantErr("DROP FUNCTION rec", 1305, "FUNCTION fx.rec does not exist")
+	c.wantErr("SHOW CREATE FUNCTION rec", 1305, "")
+
+	// Several statements in one text: each CREATE FUNCTION ends where its body does.
+	multi, err := sql.Open("mysql", s.DSN("fx")+"&multiStatements=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer multi.Close()
+	if _, err := multi.Exec("CREATE FUNCTION m1() RETURNS INT RETURN 7; CREATE FUNCTION m2() RETURNS INT BEGIN RETURN m1() + 1; END; DROP FUNCTION IF EXISTS nothing"); err != nil {
+		t.Fatal(err)
+	}
+	c.want("SELECT m2()", "8")
+
+	s.Close()
+	s2 := servertest.StartDir(t, dir)
+	c2 := pinConn(t, s2.DB("fx"))
+	c2.want("SELECT inc(41), label(3, 'r'), cnt()", "42,r-big-6,4")
+	c2.wantErr("SELECT rec(1)", 1305, "")
+	c2.exec("DROP DATABASE fx", "CREATE DATABASE fx", "USE fx")
+	c2.wantErr("SELECT inc(1)", 1305, "")
+}
