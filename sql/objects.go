@@ -7,6 +7,7 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/kv"
@@ -106,7 +107,10 @@ func (d *Database) GetViewDefinition(ctx *gms.Context, name string) (gms.ViewDef
 	if i < 0 {
 		return gms.ViewDefinition{}, false, nil
 	}
-	return viewDef(db.Views[i]), true, nil
+	if s, ok := ctx.Session.(*Session); ok {
+		s.lendViewDB(db.Name)
+	}
+	return viewDef(db.Name, db.Views[i]), true, nil
 }
 
 // AllViews implements sql.ViewDatabase.
@@ -114,13 +118,35 @@ func (d *Database) AllViews(ctx *gms.Context) ([]gms.ViewDefinition, error) {
 	db := d.current(ctx)
 	out := make([]gms.ViewDefinition, len(db.Views))
 	for i, o := range db.Views {
-		out[i] = viewDef(o)
+		out[i] = viewDef(db.Name, o)
 	}
 	return out, nil
 }
 
-func viewDef(o catalog.Object) gms.ViewDefinition {
-	return gms.ViewDefinition{Name: o.Name, TextDefinition: o.Body, CreateViewStatement: o.Create, SqlMode: o.SQLMode}
+func viewDef(db string, o catalog.Object) gms.ViewDefinition {
+	return gms.ViewDefinition{Name: o.Name, TextDefinition: o.Body, CreateViewStatement: qualifyViewName(db, o.Create), SqlMode: o.SQLMode}
+}
+
+// qualifyViewName names the view of a CREATE VIEW statement with its
+// database, db, unless it names one already: go-mysql-server binds the
+// statement again to read the view, and takes an unqualified name in the
+// current database, which a connection using db.v may not have (1046).
+func qualifyViewName(db, create string) string {
+	toks, ok := tokenize(create)
+	if !ok {
+		return create
+	}
+	for i, t := range toks {
+		if t.typ != ast.VIEW {
+			continue
+		}
+		if i+2 < len(toks) && toks[i+2].typ == '.' || i+1 >= len(toks) {
+			return create
+		}
+		at := toks[i+1].start
+		return create[:at] + "`" + strings.ReplaceAll(db, "`", "``") + "`." + create[at:]
+	}
+	return create
 }
 
 // GetTriggers implements sql.TriggerDatabase.
