@@ -30,7 +30,8 @@ func addRules(a *analyzer.Analyzer) {
 		}
 	}
 	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
-		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}, {Id: ruleTimeToText, Apply: timeToTextRule}}
+		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}, {Id: ruleTimeToText, Apply: timeToTextRule},
+		{Id: ruleJSONNumbers, Apply: jsonNumbersRule}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
 			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], own...)
