@@ -31,7 +31,7 @@ func addRules(a *analyzer.Analyzer) {
 	}
 	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
 		{Id: ruleResultPrecisions, Apply: noteResultPrecisions}, {Id: ruleTimeToText, Apply: timeToTextRule},
-		{Id: ruleJSONNumbers, Apply: jsonNumbersRule}}
+		{Id: ruleJSONNumbers, Apply: jsonNumbersRule}, {Id: ruleWindowRange, Apply: windowRangeRule}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
 			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], own...)

@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -194,60 +193,6 @@ func (e *Engine) routineStatement(q string, o ast.ParserOptions) (stmt ast.State
 // empty).
 func routineAuth(t string, db string) ast.AuthInformation {
 	return ast.AuthInformation{AuthType: t, TargetType: ast.AuthTargetType_DatabaseIdentifiers, TargetNames: []string{db}}
-}
-
-// routineParser is a go-mysql-server parser that also reads the
-// statements on stored functions, when its inner parser refuses a text.
-type routineParser struct {
-	gms.Parser
-	e *Engine
-}
-
-func (p routineParser) ParseSimple(q string) (ast.Statement, error) {
-	stmt, err := p.Parser.ParseSimple(q)
-	if err != nil {
-		if r, _, ok, rerr := p.e.routineStatement(gms.RemoveSpaceAndDelimiter(q, ';'), ast.ParserOptions{}); ok {
-			return r, rerr
-		}
-	}
-	return stmt, err
-}
-
-func (p routineParser) Parse(ctx *gms.Context, q string, multi bool) (ast.Statement, string, string, error) {
-	return p.ParseWithOptions(ctx, q, ';', multi, gms.LoadSqlMode(ctx).ParserOptions())
-}
-
-func (p routineParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	stmt, s, rest, err := p.Parser.ParseWithOptions(ctx, q, delim, multi, o)
-	if err == nil {
-		return stmt, s, rest, err
-	}
-	s = gms.RemoveSpaceAndDelimiter(q, delim)
-	r, next, ok, rerr := p.e.routineStatement(s, o)
-	if !ok {
-		return stmt, s, rest, err
-	}
-	if rerr != nil {
-		return nil, s, "", rerr
-	}
-	if next == 0 || next >= len(s) {
-		return r, s, "", nil
-	}
-	if !multi && strings.TrimSpace(s[next:]) != "" {
-		return nil, s, "", errSyntax(strings.TrimSpace(s[next:]))
-	}
-	return r, gms.RemoveSpaceAndDelimiter(s[:next], delim), s[next:], nil
-}
-
-func (p routineParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
-	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, q, o)
-	if err == nil {
-		return stmt, n, err
-	}
-	if r, next, ok, rerr := p.e.routineStatement(q, o); ok {
-		return r, next, rerr
-	}
-	return stmt, n, err
 }
 
 // routineTable is go-mysql-server's information_schema.routines.
