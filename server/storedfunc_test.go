@@ -45,6 +45,9 @@ func TestStoredFunctions(t *testing.T) {
 	c.exec("ROLLBACK")
 	c.want("SELECT cnt()", "4")
 	c.want("SELECT fx.inc(5)", "6")
+	c.exec("CREATE VIEW fv AS SELECT inc(a) AS b FROM t WHERE a < 3", "CREATE PROCEDURE fp(x INT) BEGIN SELECT inc(x) + cnt(); END")
+	c.want("SELECT * FROM fv ORDER BY b", "2;3")
+	c.want("CALL fp(1)", "6")
 
 	c.wantErr("CREATE FUNCTION inc(x INT) RETURNS INT RETURN x", 1304, "FUNCTION inc already exists")
 	c.exec("CREATE FUNCTION IF NOT EXISTS inc(x INT) RETURNS INT RETURN x")
@@ -60,7 +63,7 @@ func TestStoredFunctions(t *testing.T) {
 	c.wantErr("SELECT rec(1)", 1424, "")
 
 	c.want("SELECT ROUTINE_NAME, ROUTINE_TYPE, DATA_TYPE, IS_DETERMINISTIC, SQL_DATA_ACCESS FROM information_schema.routines WHERE ROUTINE_SCHEMA = 'fx' ORDER BY 1",
-		"cnt,FUNCTION,int,NO,READS SQL DATA;fact,FUNCTION,bigint,NO,CONTAINS SQL;half,FUNCTION,decimal,NO,CONTAINS SQL;inc,FUNCTION,int,YES,CONTAINS SQL;label,FUNCTION,varchar,NO,NO SQL;maybe,FUNCTION,int,NO,CONTAINS SQL;rec,FUNCTION,int,NO,CONTAINS SQL")
+		"cnt,FUNCTION,int,NO,READS SQL DATA;fact,FUNCTION,bigint,NO,CONTAINS SQL;fp,PROCEDURE,,NO,CONTAINS SQL;half,FUNCTION,decimal,NO,CONTAINS SQL;inc,FUNCTION,int,YES,CONTAINS SQL;label,FUNCTION,varchar,NO,NO SQL;maybe,FUNCTION,int,NO,CONTAINS SQL;rec,FUNCTION,int,NO,CONTAINS SQL")
 	if st := c.rows("SHOW FUNCTION STATUS LIKE 'inc'"); !strings.HasPrefix(st, "fx,inc,FUNCTION,root@") {
 		t.Errorf("SHOW FUNCTION STATUS: %q", st)
 	}
