@@ -79,7 +79,22 @@ func TestQuantifiedComparisons(t *testing.T) {
 			c.exec(fmt.Sprintf("INSERT INTO s (grp, v) VALUES (%d, %s)", grp, val))
 		}
 	}
+	// The same with an aggregate as the left operand, in a grouped query.
+	c.exec("CREATE TABLE xg (id INT PRIMARY KEY, g INT, a INT)",
+		"INSERT INTO xg VALUES (1, 0, NULL), (2, 1, 1), (3, 2, 1), (4, 2, 1), (5, 3, 3), (6, 4, 2), (7, 4, 2)")
 	xs := []*int{nil, iptr(1), iptr(2), iptr(3), iptr(4)}
+	for _, op := range []string{"=", "<>", "<", ">="} {
+		for _, quant := range []string{"ANY", "ALL"} {
+			for grp := 1; grp <= len(quantSets); grp++ {
+				var want []string
+				for i, x := range xs {
+					want = append(want, fmt.Sprintf("%d,%s", i, quantWant(x, op, quant == "ALL", quantSets[grp])))
+				}
+				q := fmt.Sprintf("SELECT g, SUM(a) %s %s (SELECT v FROM s WHERE grp = %d) FROM xg GROUP BY g ORDER BY g", op, quant, grp)
+				c.want(q, strings.Join(want, ";"))
+			}
+		}
+	}
 	for _, op := range []string{"=", "<>", "!=", "<", "<=", ">", ">="} {
 		for _, quant := range []string{"ANY", "SOME", "ALL"} {
 			var want []string

@@ -154,7 +154,11 @@ func rewriteFirstQuantified(q string) (string, bool) {
 		sub := q[toks[first].start:toks[last].end]
 		var b strings.Builder
 		b.WriteString(q[:toks[xs].start])
-		b.WriteString(quantified(x, op, quant == "all", sub))
+		if op != "<=>" && hasAggregate(toks[xs:i]) {
+			b.WriteString(quantifiedOutside(x, op, quant == "all", sub))
+		} else {
+			b.WriteString(quantified(x, op, quant == "all", sub))
+		}
 		b.WriteString(q[toks[close].end:])
 		return b.String(), true
 	}
@@ -199,6 +203,60 @@ func quantified(x, op string, all bool, sub string) string {
 		return anyOf(cmp, sub)
 	}
 	return "(NOT " + anyOf("NOT ("+cmp+")", sub) + ")"
+}
+
+// quantifiedOutside is quantified for an x that holds an aggregate
+// (SUM(a) > ANY (...) in a grouped query), which must stay in the outer
+// query: x is compared with the MIN or MAX of sub in scalar subqueries.
+func quantifiedOutside(x, op string, all bool, sub string) string {
+	switch {
+	case op == "=" && !all:
+		return "((" + x + ") IN (" + sub + "))"
+	case op == "<>" && all:
+		return "((" + x + ") NOT IN (" + sub + "))"
+	case all:
+		return "(NOT " + anyOutside(x, negated[op], sub) + ")"
+	}
+	return anyOutside(x, op, sub)
+}
+
+// negated is the comparison true where op is false, for non-NULL values.
+var negated = map[string]string{"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+// anyOutside is x op ANY (sub) with x outside the subqueries over sub.
+func anyOutside(x, op, sub string) string {
+	agg := func(f string) string {
+		return "(SELECT " + f + " FROM (" + sub + ") AS " + quantTable + "(" + quantColumn + "))"
+	}
+	mn, mx := agg("MIN("+quantColumn+")"), agg("MAX("+quantColumn+")")
+	var hit string
+	switch op {
+	case ">", ">=":
+		hit = "(" + x + ") " + op + " " + mn
+	case "<", "<=":
+		hit = "(" + x + ") " + op + " " + mx
+	case "=":
+		hit = "(" + x + ") IN (" + sub + ")"
+	default: // <>
+		hit = "(" + x + ") <> " + mn + " OR (" + x + ") <> " + mx
+	}
+	return "(CASE WHEN " + agg("COUNT(*)") + " = 0 THEN 0 WHEN " + hit + " THEN 1 WHEN (" + x + ") IS NULL OR " +
+		agg("COUNT(*) - COUNT("+quantColumn+")") + " > 0 THEN NULL ELSE 0 END)"
+}
+
+// hasAggregate says the tokens call an aggregate function.
+func hasAggregate(toks []token) bool {
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i+1].typ != '(' {
+			continue
+		}
+		switch strings.ToLower(toks[i].val) {
+		case "count", "sum", "avg", "min", "max", "group_concat", "bit_and", "bit_or", "bit_xor", "std", "stddev",
+			"stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp", "json_arrayagg", "json_objectagg", "any_value":
+			return true
+		}
+	}
+	return false
 }
 
 // anyOf is 1 when cmp is true for some row of sub, NULL when it is for
