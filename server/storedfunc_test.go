@@ -91,6 +91,22 @@ func TestStoredFunctions(t *testing.T) {
 	s2 := servertest.StartDir(t, dir)
 	c2 := pinConn(t, s2.DB("fx"))
 	c2.want("SELECT inc(41), label(3, 'r'), cnt()", "42,r-big-6,4")
+	// A qualified call finds the function in its database, from any
+	// current database or none.
+	c3 := pinConn(t, s2.DB(""))
+	c3.want("SELECT fx.inc(1), `fx`.`label`(2, 'q'), fx.cnt() + 0", "2,q-big-4,4")
+	c3.wantErr("SELECT fx.nope(1)", 1305, "FUNCTION fx.nope does not exist")
+	c3.wantErr("SELECT inc(1)", 1305, "")
+	c3.exec("CREATE DATABASE other", "USE other", "CREATE VIEW ov AS SELECT fx.inc(10) AS v")
+	c3.want("SELECT * FROM ov", "11")
+	if cols, err := c3.c.QueryContext(t.Context(), "SELECT fx.inc(1)"); err != nil {
+		t.Fatal(err)
+	} else if names, _ := cols.Columns(); len(names) != 1 || names[0] != "fx.inc(1)" {
+		t.Errorf("column name %q, want fx.inc(1)", names)
+		cols.Close()
+	} else {
+		cols.Close()
+	}
 	c2.wantErr("SELECT rec(1)", 1305, "")
 	c2.exec("DROP DATABASE fx", "CREATE DATABASE fx", "USE fx")
 	c2.wantErr("SELECT inc(1)", 1305, "")

@@ -60,6 +60,7 @@ func decimalFrames(q string, o ast.ParserOptions) (ast.Statement, int, bool, err
 	if err != nil {
 		return nil, 0, false, nil
 	}
+	qualifyCalls(q, stmt)
 	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
 		switch n := n.(type) {
 		case *ast.Over:
@@ -97,7 +98,9 @@ type fallbackParser struct {
 
 func (p fallbackParser) ParseSimple(q string) (ast.Statement, error) {
 	stmt, err := p.Parser.ParseSimple(q)
-	if err != nil {
+	if err == nil {
+		qualifyCalls(q, stmt)
+	} else {
 		if r, _, ok, rerr := p.e.fallbackStatement(gms.RemoveSpaceAndDelimiter(q, ';'), ast.ParserOptions{}); ok {
 			return r, rerr
 		}
@@ -112,6 +115,7 @@ func (p fallbackParser) Parse(ctx *gms.Context, q string, multi bool) (ast.State
 func (p fallbackParser) ParseWithOptions(ctx context.Context, q string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	stmt, s, rest, err := p.Parser.ParseWithOptions(ctx, q, delim, multi, o)
 	if err == nil {
+		qualifyCalls(s, stmt)
 		return stmt, s, rest, err
 	}
 	s = gms.RemoveSpaceAndDelimiter(q, delim)
@@ -134,6 +138,7 @@ func (p fallbackParser) ParseWithOptions(ctx context.Context, q string, delim ru
 func (p fallbackParser) ParseOneWithOptions(ctx context.Context, q string, o ast.ParserOptions) (ast.Statement, int, error) {
 	stmt, n, err := p.Parser.ParseOneWithOptions(ctx, q, o)
 	if err == nil {
+		qualifyCalls(q, stmt)
 		return stmt, n, err
 	}
 	if r, next, ok, rerr := p.e.fallbackStatement(q, o); ok {

@@ -42,15 +42,25 @@ var builtinNames = sync.OnceValue(func() map[string]bool {
 // current database. A built-in function of the same name wins, as in
 // MySQL for an unqualified call.
 func (e *Engine) storedFunction(ctx *gms.Context, name string) (gms.Function, bool) {
-	if ctx == nil || ctx.Session == nil || builtinNames()[name] {
+	if ctx == nil || ctx.Session == nil {
 		return nil, false
 	}
-	db, ok := e.schemaFor(ctx).Database(ctx.GetCurrentDatabase())
-	if !ok || len(db.Functions) == 0 {
-		return nil, false
+	dbName, fname, qualified := strings.Cut(name, qualifiedSep)
+	if !qualified {
+		if builtinNames()[name] {
+			return nil, false
+		}
+		dbName, fname = ctx.GetCurrentDatabase(), name
 	}
-	i := findObject(db.Functions, name)
+	db, ok := e.schemaFor(ctx).Database(dbName)
+	i := -1
+	if ok {
+		i = findObject(db.Functions, fname)
+	}
 	if i < 0 {
+		if qualified {
+			return missingFunction(name, dbName+"."+fname), true
+		}
 		return nil, false
 	}
 	o := db.Functions[i]
@@ -66,6 +76,14 @@ func (e *Engine) storedFunction(ctx *gms.Context, name string) (gms.Function, bo
 		}
 		return &storedCall{def: def, db: db.Name, sqlMode: o.SQLMode, args: args, e: e}, nil
 	}}, true
+}
+
+// missingFunction is a function whose calls fail as a call of a
+// function that does not exist does.
+func missingFunction(name, qualified string) gms.Function {
+	return gms.FunctionN{Name: name, Fn: func(...gms.Expression) (gms.Expression, error) {
+		return nil, errFuncMissing(qualified)
+	}}
 }
 
 // storedCall is a call of a stored function.
@@ -213,6 +231,7 @@ func (c *storedCall) ops(ctx *gms.Context, decls ast.Statements) ([]*procedures.
 	if !ok || ddl.ProcedureSpec == nil {
 		return nil, errSyntax(c.def.procText)
 	}
+	qualifyCalls(c.def.procText, ddl.ProcedureSpec.Body)
 	body := prepareList(append(decls, ddl.ProcedureSpec.Body))
 	return procedures.Parse(&ast.BeginEndBlock{Label: funcLabel, Statements: body})
 }
@@ -275,3 +294,53 @@ func (n *funcInterp) GetRunner() gms.StatementRunner                            
 func (n *funcInterp) GetStatements() []*procedures.InterpreterOperation             { return n.ops }
 func (n *funcInterp) SetStatementRunner(*gms.Context, gms.StatementRunner) gms.Node { return nil }
 func (n *funcInterp) SetSchema(sch gms.Schema)                                      { n.sch = sch }
+
+// qualifiedSep joins a database and a function name in the name a
+// qualified call (db.f()) is looked up by: go-mysql-server looks
+// functions up by name alone, in the current database.
+const qualifiedSep = "\x00"
+
+// qualifyCalls renames each db.f(...) call in stmt to carry db, for
+// storedFunction. q is stmt's text: most texts have no such call, and are
+// not walked.
+func qualifyCalls(q string, stmt ast.SQLNode) {
+	if stmt == nil || !mayHaveQualifiedCall(q) {
+		return
+	}
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		if f, ok := n.(*ast.FuncExpr); ok && !f.Qualifier.IsEmpty() {
+			f.Name = ast.NewColIdent(f.Qualifier.String() + qualifiedSep + f.Name.String())
+			f.Qualifier = ast.TableIdent{}
+		}
+		return true, nil
+	}, stmt)
+}
+
+// mayHaveQualifiedCall says whether some '.' is followed by a name and
+// '(' in q.
+func mayHaveQualifiedCall(q string) bool {
+	for i := strings.IndexByte(q, '.'); i >= 0 && i+1 < len(q); {
+		j := i + 1
+		if q[j] == '`' {
+			if k := strings.IndexByte(q[j+1:], '`'); k >= 0 {
+				j += k + 2
+			}
+		} else {
+			for j < len(q) && isWordByte(q[j]) {
+				j++
+			}
+		}
+		for j < len(q) && (q[j] == ' ' || q[j] == '\t' || q[j] == '\n' || q[j] == '\r') {
+			j++
+		}
+		if j > i+1 && j < len(q) && q[j] == '(' {
+			return true
+		}
+		next := strings.IndexByte(q[i+1:], '.')
+		if next < 0 {
+			return false
+		}
+		i += next + 1
+	}
+	return false
+}
