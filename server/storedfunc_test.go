@@ -34,6 +34,8 @@ func TestStoredFunctions(t *testing.T) {
 		"CREATE FUNCTION half(x DECIMAL(10,2)) RETURNS DECIMAL(10,3) RETURN x / 2",
 		"CREATE FUNCTION fact(n INT) RETURNS BIGINT BEGIN DECLARE r BIGINT DEFAULT 1; WHILE n > 1 DO SET r = r * n; SET n = n - 1; END WHILE; RETURN r; END")
 	c.want("SELECT fact(5), fact(0)", "120,1")
+	c.exec("CREATE FUNCTION greet(s VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, t CHAR(3) CHARSET latin1) RETURNS VARCHAR(50) CHARSET utf8mb4 RETURN CONCAT(s, '/', t)")
+	c.want("SELECT greet('héllo', 'ab')", "héllo/ab")
 	c.want("SELECT inc(1), inc(NULL), label(0, 'q'), half(2.5)", "2,NULL,smallnull,1.250")
 	c.want("SELECT a, inc(a), label(a, b) FROM t ORDER BY inc(a) DESC", "3,4,NULL;2,3,yy-big-4;1,2,two")
 	c.want("SELECT a FROM t WHERE inc(a) = cnt()", "2")
@@ -63,7 +65,7 @@ func TestStoredFunctions(t *testing.T) {
 	c.wantErr("SELECT rec(1)", 1424, "")
 
 	c.want("SELECT ROUTINE_NAME, ROUTINE_TYPE, DATA_TYPE, IS_DETERMINISTIC, SQL_DATA_ACCESS FROM information_schema.routines WHERE ROUTINE_SCHEMA = 'fx' ORDER BY 1",
-		"cnt,FUNCTION,int,NO,READS SQL DATA;fact,FUNCTION,bigint,NO,CONTAINS SQL;fp,PROCEDURE,,NO,CONTAINS SQL;half,FUNCTION,decimal,NO,CONTAINS SQL;inc,FUNCTION,int,YES,CONTAINS SQL;label,FUNCTION,varchar,NO,NO SQL;maybe,FUNCTION,int,NO,CONTAINS SQL;rec,FUNCTION,int,NO,CONTAINS SQL")
+		"cnt,FUNCTION,int,NO,READS SQL DATA;fact,FUNCTION,bigint,NO,CONTAINS SQL;fp,PROCEDURE,,NO,CONTAINS SQL;greet,FUNCTION,varchar,NO,CONTAINS SQL;half,FUNCTION,decimal,NO,CONTAINS SQL;inc,FUNCTION,int,YES,CONTAINS SQL;label,FUNCTION,varchar,NO,NO SQL;maybe,FUNCTION,int,NO,CONTAINS SQL;rec,FUNCTION,int,NO,CONTAINS SQL")
 	if st := c.rows("SHOW FUNCTION STATUS LIKE 'inc'"); !strings.HasPrefix(st, "fx,inc,FUNCTION,root@") {
 		t.Errorf("SHOW FUNCTION STATUS: %q", st)
 	}

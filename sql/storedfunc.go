@@ -68,7 +68,8 @@ func parseCreateFunction(q string, o ast.ParserOptions) (def *funcDef, next int,
 	if !ok {
 		return nil, 0, false, nil
 	}
-	head := "CREATE " + q[toks[1].start:toks[h.fn].start] + "PROCEDURE " + q[toks[h.name].start:toks[h.close].end] + " "
+	head := "CREATE " + q[toks[1].start:toks[h.fn].start] + "PROCEDURE " + q[toks[h.name].start:toks[h.open].start] +
+		withoutCharsets(q, toks[h.open:h.close+1]) + " "
 	rest := toks[h.typeEnd].start
 	procText := head + q[rest:]
 	stmt, ri, perr := ast.ParseOneWithOptions(context.Background(), procText, o)
@@ -135,6 +136,31 @@ func createFunctionHead(toks []token) (routineHead, bool) {
 		h.typeEnd++
 	}
 	return h, h.typeEnd > h.close+2 && h.typeEnd < len(toks)
+}
+
+// withoutCharsets is the text of toks without their CHARACTER SET,
+// CHARSET and COLLATE clauses, which a procedure's parameters cannot
+// have in vitess's grammar (the function's text keeps them).
+func withoutCharsets(q string, toks []token) string {
+	var b strings.Builder
+	for i := 0; i < len(toks); i++ {
+		skip := 0
+		switch v := strings.ToLower(toks[i].val); {
+		case v == "character" && i+2 < len(toks) && strings.EqualFold(toks[i+1].val, "set"):
+			skip = 3
+		case v == "charset" || v == "collate":
+			skip = 2
+		}
+		if skip > 0 && i+skip <= len(toks) {
+			i += skip - 1
+			continue
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(q[toks[i].start:toks[i].end])
+	}
+	return b.String()
 }
 
 // startsRoutineBody says the token at i begins the characteristics or the
