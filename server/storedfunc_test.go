@@ -36,6 +36,12 @@ func TestStoredFunctions(t *testing.T) {
 	c.want("SELECT fact(5), fact(0)", "120,1")
 	c.exec("CREATE FUNCTION greet(s VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, t CHAR(3) CHARSET latin1) RETURNS VARCHAR(50) CHARSET utf8mb4 RETURN CONCAT(s, '/', t)")
 	c.want("SELECT greet('héllo', 'ab')", "héllo/ab")
+	// As mysqldump writes a function.
+	c.exec("CREATE DEFINER=`root`@`localhost` FUNCTION `dumped`(`a` varchar(10)) RETURNS varchar(20) CHARSET utf8mb4 COLLATE utf8mb4_0900_ai_ci\n" +
+		"    READS SQL DATA\n    COMMENT 'from a dump'\nlbl: BEGIN\n  DECLARE n INT DEFAULT 0;\n  WHILE n < 3 DO SET n = n + 1; END WHILE;\n  RETURN CONCAT(a, n);\nEND")
+	c.want("SELECT dumped('x')", "x3")
+	c.want("SELECT ROUTINE_COMMENT, LEFT(ROUTINE_DEFINITION, 10), DEFINER FROM information_schema.routines WHERE ROUTINE_NAME = 'dumped'", "from a dump,lbl: BEGIN,root@localhost")
+	c.exec("DROP FUNCTION dumped")
 	c.want("SELECT inc(1), inc(NULL), label(0, 'q'), half(2.5)", "2,NULL,smallnull,1.250")
 	c.want("SELECT a, inc(a), label(a, b) FROM t ORDER BY inc(a) DESC", "3,4,NULL;2,3,yy-big-4;1,2,two")
 	c.want("SELECT a FROM t WHERE inc(a) = cnt()", "2")
