@@ -107,6 +107,11 @@ func TestStoredFunctions(t *testing.T) {
 	c3.wantErr("SELECT inc(1)", 1305, "")
 	c3.exec("CREATE DATABASE other", "USE other", "CREATE VIEW ov AS SELECT fx.inc(10) AS v")
 	c3.want("SELECT * FROM ov", "11")
+	// A view calls its database's functions from anywhere, as MySQL's
+	// qualifies them.
+	c3.want("SELECT * FROM fx.fv ORDER BY b", "2;3")
+	c3.exec("USE fx", "CREATE VIEW fv2 AS SELECT `inc`(1) + cnt() AS s, CONCAT('a', 'b') AS c", "USE other")
+	c3.want("SELECT * FROM fx.fv2", "6,ab")
 	if cols, err := c3.c.QueryContext(t.Context(), "SELECT fx.inc(1)"); err != nil {
 		t.Fatal(err)
 	} else if names, _ := cols.Columns(); len(names) != 1 || names[0] != "fx.inc(1)" {

@@ -87,6 +87,8 @@ func (d *Database) CreateView(ctx *gms.Context, name, selectStatement, createVie
 		return err
 	}
 	now := time.Now().UTC()
+	db := d.current(ctx)
+	createViewStmt, selectStatement = qualifyFunctionCalls(db, createViewStmt), qualifyFunctionCalls(db, selectStatement)
 	o := catalog.Object{Name: name, Create: createViewStmt, Body: selectStatement, SQLMode: sqlMode(ctx), Created: now, Modified: now}
 	return d.updateDef(ctx, func(db *catalog.Database) error {
 		return addObject(&db.Views, o, gms.ErrExistingView.New(db.Name, name))
@@ -125,6 +127,35 @@ func (d *Database) AllViews(ctx *gms.Context) ([]gms.ViewDefinition, error) {
 
 func viewDef(db string, o catalog.Object) gms.ViewDefinition {
 	return gms.ViewDefinition{Name: o.Name, TextDefinition: o.Body, CreateViewStatement: qualifyViewName(db, o.Create), SqlMode: o.SQLMode}
+}
+
+// qualifyFunctionCalls names db in each unqualified call of one of db's
+// stored functions in text, as MySQL does in a view's definition, so that
+// the view calls them whatever the reading connection's current database.
+func qualifyFunctionCalls(db *catalog.Database, text string) string {
+	if len(db.Functions) == 0 {
+		return text
+	}
+	toks, ok := tokenize(text)
+	if !ok {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+1 < len(toks); i++ {
+		t := toks[i]
+		if t.typ != ast.ID || toks[i+1].typ != '(' || i > 0 && toks[i-1].typ == '.' || findObject(db.Functions, t.val) < 0 {
+			continue
+		}
+		b.WriteString(text[last:t.start])
+		b.WriteString("`" + strings.ReplaceAll(db.Name, "`", "``") + "`.")
+		last = t.start
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
 }
 
 // qualifyViewName names the view of a CREATE VIEW statement with its
