@@ -88,20 +88,28 @@ func parseCreateFunction(q string, o ast.ParserOptions) (def *funcDef, next int,
 	def = &funcDef{db: h.db, name: ddl.ProcedureSpec.ProcName.Name.String(), ifNotExists: h.ifNotExists,
 		text: strings.TrimRight(strings.TrimSpace(q[:end]), "; \t\r\n"), procText: procText[:max(0, end+delta)],
 		params: ddl.ProcedureSpec.Params, definer: ddl.ProcedureSpec.Definer, returnsText: strings.TrimSpace(q[toks[h.close+1].end:toks[h.typeEnd].start])}
-	if start, end := ddl.SubStatementPositionStart, ddl.SubStatementPositionEnd; end > start && end <= len(procText) {
-		// The grammar's body position of a labelled block is past the
-		// label's first character.
-		if b, ok := ddl.ProcedureSpec.Body.(*ast.BeginEndBlock); ok && b.Label != "" {
-			if i := strings.LastIndex(strings.ToLower(procText[:min(end, start+len(b.Label))]), strings.ToLower(b.Label)); i >= 0 {
-				start = i
-			}
-		}
-		def.bodyText = procText[start:end]
-	}
+	def.bodyText = bodyText(ddl, procText)
 	if err := def.resolve(ddl); err != nil {
 		return nil, 0, true, err
 	}
 	return def, next, true, nil
+}
+
+// bodyText is the text of the body of ddl, a CREATE PROCEDURE parsed from
+// procText.
+func bodyText(ddl *ast.DDL, procText string) string {
+	start, end := ddl.SubStatementPositionStart, ddl.SubStatementPositionEnd
+	if end <= start || end > len(procText) {
+		return ""
+	}
+	// The grammar's body position of a labelled block is past the
+	// label's first character.
+	if b, ok := ddl.ProcedureSpec.Body.(*ast.BeginEndBlock); ok && b.Label != "" {
+		if i := strings.LastIndex(strings.ToLower(procText[:min(end, start+len(b.Label))]), strings.ToLower(b.Label)); i >= 0 {
+			start = i
+		}
+	}
+	return procText[start:end]
 }
 
 // createFunctionHead finds the parts of CREATE [DEFINER = user] FUNCTION
