@@ -34,6 +34,9 @@ func TestJSONNullNumbers(t *testing.T) {
 	c.exec("CREATE DATABASE jn", "USE jn", "CREATE TABLE j (id INT PRIMARY KEY, j JSON)",
 		`INSERT INTO j VALUES (1, 'null'), (2, NULL), (3, '{"a": null}'), (4, '1'), (5, 'true'), (6, '0')`)
 	c.want("SELECT id FROM j WHERE j ORDER BY id", "4;5")
+	c.want("SELECT id, CASE WHEN j THEN 'y' WHEN j IS NULL THEN '-' ELSE 'n' END FROM j ORDER BY id", "1,n;2,-;3,n;4,y;5,y;6,n")
+	c.want("SELECT id FROM j GROUP BY id, j HAVING j ORDER BY id", "4;5")
+	c.want("SELECT id FROM j WHERE NOT j ORDER BY id", "1;3;6")
 	c.want("SELECT id, j IS NULL, CAST(j AS SIGNED), CAST(j AS DECIMAL(4,1)), j->'$.a' IS NULL, CAST(j->'$.a' AS DECIMAL(4,1)) FROM j ORDER BY id",
 		"1,0,0,0.0,1,NULL;2,1,NULL,NULL,1,NULL;3,0,0,0.0,0,0.0;4,0,1,1.0,1,NULL;5,0,1,1.0,1,NULL;6,0,0,0.0,1,NULL")
 	c.want("SELECT id FROM j ORDER BY j, id", "2;1;6;4;3;5")

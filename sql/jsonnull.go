@@ -19,7 +19,7 @@ import (
 // warning 3156 (Json_wrapper::coerce_int, coerce_decimal, coerce_real).
 // go-mysql-server casts a JSON null to DECIMAL as SQL NULL, and fails
 // with an internal error when a JSON value is a condition (IF(j, ...),
-// WHERE j, NOT j). ruleJSONNumbers gives such casts and conditions
+// WHERE j, HAVING j, NOT j, CASE WHEN j). ruleJSONNumbers gives such casts and conditions
 // MySQL's values.
 
 const ruleJSONNumbers analyzer.RuleId = 10013
@@ -29,8 +29,15 @@ const errInvalidJSONCast = 3156
 
 func jsonNumbersRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
 	n, same, err := transform.Node(n, func(n gms.Node) (gms.Node, transform.TreeIdentity, error) {
-		if f, ok := n.(*plan.Filter); ok && isJSON(f.Expression) {
-			return plan.NewFilter(jsonTruth{f.Expression}, f.Child), transform.NewTree, nil
+		switch n := n.(type) {
+		case *plan.Filter:
+			if isJSON(n.Expression) {
+				return plan.NewFilter(jsonTruth{n.Expression}, n.Child), transform.NewTree, nil
+			}
+		case *plan.Having:
+			if isJSON(n.Cond) {
+				return plan.NewHaving(jsonTruth{n.Cond}, n.Child), transform.NewTree, nil
+			}
 		}
 		return n, transform.SameTree, nil
 	})
@@ -47,6 +54,8 @@ func jsonNumbersRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan
 			return wrapJSONConditions(e, 1)
 		case *expression.Not, *expression.And, *expression.Or, *expression.Xor:
 			return wrapJSONConditions(e, len(e.Children()))
+		case *expression.Case:
+			return wrapCaseConditions(e)
 		}
 		return e, transform.SameTree, nil
 	})
@@ -76,6 +85,28 @@ func wrapJSONConditions(e gms.Expression, n int) (gms.Expression, transform.Tree
 	}
 	ne, err := e.WithChildren(out...)
 	return ne, transform.NewTree, err
+}
+
+// wrapCaseConditions makes the JSON values that are the WHEN conditions
+// of a searched CASE conditions with MySQL's truth value.
+func wrapCaseConditions(c *expression.Case) (gms.Expression, transform.TreeIdentity, error) {
+	if c.Expr != nil {
+		return c, transform.SameTree, nil // CASE x WHEN v compares x with v
+	}
+	var branches []expression.CaseBranch
+	for i, b := range c.Branches {
+		if !isJSON(b.Cond) {
+			continue
+		}
+		if branches == nil {
+			branches = append([]expression.CaseBranch(nil), c.Branches...)
+		}
+		branches[i].Cond = jsonTruth{b.Cond}
+	}
+	if branches == nil {
+		return c, transform.SameTree, nil
+	}
+	return expression.NewCase(nil, branches, c.Else), transform.NewTree, nil
 }
 
 // jsonNumber is v, a JSON value, as MySQL reads it as a number: ok is
