@@ -34,6 +34,13 @@ func TestStoredFunctions(t *testing.T) {
 		"CREATE FUNCTION half(x DECIMAL(10,2)) RETURNS DECIMAL(10,3) RETURN x / 2",
 		"CREATE FUNCTION fact(n INT) RETURNS BIGINT BEGIN DECLARE r BIGINT DEFAULT 1; WHILE n > 1 DO SET r = r * n; SET n = n - 1; END WHILE; RETURN r; END")
 	c.want("SELECT fact(5), fact(0)", "120,1")
+	// RETURN bodies with and without a subquery; parameters keep their
+	// types (a string compared with a number compares numbers).
+	c.exec("CREATE FUNCTION above(x INT) RETURNS INT RETURN (SELECT COUNT(*) FROM t WHERE a > x)",
+		"CREATE FUNCTION gt10(s VARCHAR(5), n INT) RETURNS VARCHAR(10) RETURN CONCAT(s > 10, n > 10, s + n)")
+	c.want("SELECT above(1), above(a) FROM t WHERE a = 2", "2,1")
+	c.want("SELECT gt10('9', '9'), gt10('11', 11.4)", "0018,1122")
+	c.exec("DROP FUNCTION above", "DROP FUNCTION gt10")
 	c.exec("CREATE FUNCTION greet(s VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, t CHAR(3) CHARSET latin1) RETURNS VARCHAR(50) CHARSET utf8mb4 RETURN CONCAT(s, '/', t)")
 	c.want("SELECT greet('héllo', 'ab')", "héllo/ab")
 	// As mysqldump writes a function.

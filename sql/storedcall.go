@@ -8,7 +8,10 @@ import (
 	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/go-mysql-server/sql/procedures"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -74,7 +77,7 @@ func (e *Engine) storedFunction(ctx *gms.Context, name string) (gms.Function, bo
 			return nil, mysql.NewSQLError(1318, "42000", "Incorrect number of arguments for FUNCTION %s.%s; expected %d, got %d",
 				db.Name, def.name, len(def.params), len(args))
 		}
-		return &storedCall{def: def, db: db.Name, sqlMode: o.SQLMode, args: args, e: e}, nil
+		return &storedCall{def: def, db: db.Name, sqlMode: o.SQLMode, args: args, e: e, fast: &fastCache{}}, nil
 	}}, true
 }
 
@@ -93,6 +96,13 @@ type storedCall struct {
 	sqlMode string
 	args    []gms.Expression
 	e       *Engine
+	fast    *fastCache // shared by the copies WithChildren makes
+}
+
+// fastCache holds a call's fastBody, bound on its first evaluation.
+type fastCache struct {
+	once sync.Once
+	expr gms.Expression
 }
 
 var (
@@ -141,19 +151,15 @@ func (c *storedCall) Eval(ctx *gms.Context, row gms.Row) (any, error) {
 	if slices.Contains(chain, me) {
 		return nil, mysql.NewSQLError(1424, "HY000", "Recursive stored functions and triggers are not allowed.")
 	}
-	decls := make(ast.Statements, len(c.args))
+	args := make(gms.Row, len(c.args))
 	for i, a := range c.args {
 		v, err := a.Eval(ctx, row)
 		if err != nil {
 			return nil, err
 		}
-		if decls[i], err = c.declare(ctx, i, v); err != nil {
+		if args[i], _, err = c.def.paramTypes[i].Convert(ctx, v); err != nil {
 			return nil, err
 		}
-	}
-	ops, err := c.ops(ctx, decls)
-	if err != nil {
-		return nil, err
 	}
 	sess := ctx.Session
 	prevIgnore, prevDB := sess.GetIgnoreAutoCommit(), sess.GetCurrentDatabase()
@@ -163,7 +169,117 @@ func (c *storedCall) Eval(ctx *gms.Context, row gms.Row) (any, error) {
 		sess.SetIgnoreAutoCommit(prevIgnore)
 		sess.SetCurrentDatabase(prevDB)
 	}()
-	return c.run(ctx.WithContext(context.WithValue(ctx.Context, callChain{}, append(slices.Clone(chain), me))), ops)
+	ctx = ctx.WithContext(context.WithValue(ctx.Context, callChain{}, append(slices.Clone(chain), me)))
+	if expr := c.fastBody(ctx); expr != nil {
+		v, err := expr.Eval(ctx, args)
+		if err != nil {
+			return nil, err
+		}
+		v, _, err = c.def.returns.Convert(ctx, v)
+		return v, err
+	}
+	decls := make(ast.Statements, len(args))
+	for i, v := range args {
+		var err error
+		if decls[i], err = c.declare(ctx, i, v); err != nil {
+			return nil, err
+		}
+	}
+	ops, err := c.ops(ctx, decls)
+	if err != nil {
+		return nil, err
+	}
+	return c.run(ctx, ops)
+}
+
+// fastBody is, for a body that is RETURN e where e has no subquery, e
+// bound once with the parameters read from the row of arguments: such a
+// call needs neither the interpreter nor a statement of its own. nil for
+// other bodies.
+func (c *storedCall) fastBody(ctx *gms.Context) gms.Expression {
+	c.fast.once.Do(func() { c.fast.expr = c.bindReturn(ctx) })
+	return c.fast.expr
+}
+
+func (c *storedCall) bindReturn(ctx *gms.Context) (expr gms.Expression) {
+	stmt, _, err := ast.ParseOneWithOptions(ctx, c.def.procText, gms.NewSqlModeFromString(c.sqlMode).ParserOptions())
+	if err != nil {
+		return nil
+	}
+	ddl, _ := stmt.(*ast.DDL)
+	if ddl == nil || ddl.ProcedureSpec == nil {
+		return nil
+	}
+	ret, ok := ddl.ProcedureSpec.Body.(*ast.Return)
+	if !ok {
+		return nil
+	}
+	qualifyCalls(c.def.procText, ret)
+	bindings := map[string]gms.Expression{}
+	subquery := false
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		switch n := n.(type) {
+		case *ast.Subquery:
+			subquery = true
+		case *ast.ColName:
+			if i := c.def.param(n); i >= 0 && n.Qualifier.IsEmpty() {
+				name := fmt.Sprintf("reorgdb_p%d", i)
+				n.StoredProcVal = ast.NewValArg([]byte(":" + name))
+				bindings[name] = argRef{i: i, typ: c.def.paramTypes[i], name: c.def.params[i].Name}
+			}
+		}
+		return !subquery, nil
+	}, ret.Expr)
+	if subquery {
+		return nil
+	}
+	b := planbuilder.New(ctx, c.e.SQL.Analyzer.Catalog, c.e.SQL.EventScheduler, c.e.SQL.Parser)
+	b.SetBindingsWithExpr(bindings)
+	node, _, err := b.BindOnly(&ast.Select{SelectExprs: ast.SelectExprs{&ast.AliasedExpr{Expr: ret.Expr}}}, "", nil)
+	if err != nil {
+		return nil
+	}
+	p, ok := node.(*plan.Project)
+	if !ok || len(p.Projections) != 1 {
+		return nil
+	}
+	expr = p.Projections[0]
+	if a, ok := expr.(*expression.Alias); ok {
+		expr = a.Child
+	}
+	return expr
+}
+
+// param is the index of the parameter n names, or -1.
+func (def *funcDef) param(n *ast.ColName) int {
+	for i, p := range def.params {
+		if strings.EqualFold(p.Name, n.Name.String()) {
+			return i
+		}
+	}
+	return -1
+}
+
+// argRef is parameter i of a stored function in fastBody's expression:
+// the row it is evaluated on holds the arguments.
+type argRef struct {
+	i    int
+	typ  gms.Type
+	name string
+}
+
+func (a argRef) Resolved() bool                                { return true }
+func (a argRef) String() string                                { return a.name }
+func (a argRef) Type() gms.Type                                { return a.typ }
+func (a argRef) IsNullable() bool                              { return true }
+func (a argRef) Children() []gms.Expression                    { return nil }
+func (a argRef) Eval(_ *gms.Context, row gms.Row) (any, error) { return row[a.i], nil }
+
+func (a argRef) WithChildren(children ...gms.Expression) (gms.Expression, error) {
+	if len(children) != 0 {
+		return nil, gms.ErrInvalidChildrenNumber.New(a, len(children), 0)
+	}
+	return a, nil
 }
 
 // run interprets the body and converts its RETURN value to the
@@ -186,14 +302,11 @@ func (c *storedCall) run(ctx *gms.Context, ops []*procedures.InterpreterOperatio
 	return v, err
 }
 
-// declare is the DECLARE of parameter i with the value v.
+// declare is the DECLARE of parameter i with the value v, of its type.
 func (c *storedCall) declare(ctx *gms.Context, i int, v any) (ast.Statement, error) {
 	p, t := c.def.params[i], c.def.paramTypes[i]
-	v, _, err := t.Convert(ctx, v)
-	if err != nil {
-		return nil, err
-	}
 	vt := p.Type
+	var err error
 	if vt.Default, err = literal(ctx, t, v); err != nil {
 		return nil, err
 	}
