@@ -20,8 +20,12 @@ import (
 // so that quotes, comments and nested parentheses are read as the parser
 // reads them.
 
+// QuantTable names the derived table of a rewritten comparison (its
+// errors name it).
+const QuantTable = "reorgdb_quant_t"
+
 const (
-	quantTable  = "reorgdb_quant_t"
+	quantTable  = QuantTable
 	quantColumn = "reorgdb_quant_v"
 )
 
