@@ -2,7 +2,10 @@
 // github.com/dolthub/go-mysql-server, which parses, plans and executes SQL
 // and speaks the MySQL protocol. It owns the mapping of SQL tables, rows,
 // indexes, sessions and transactions onto kv keys, and the metadata lock
-// that keeps DML consistent with schema changes.
+// that keeps DML consistent with schema changes. It also owns what MySQL
+// has and go-mysql-server lacks at the SQL level: stored functions, the
+// syntax its grammar refuses (parsefallback.go, quantified.go) and MySQL's
+// results where its planner or executors differ.
 package sql
 
 import (
