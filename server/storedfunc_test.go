@@ -40,7 +40,9 @@ func TestStoredFunctions(t *testing.T) {
 		"CREATE FUNCTION gt10(s VARCHAR(5), n INT) RETURNS VARCHAR(10) RETURN CONCAT(s > 10, n > 10, s + n)")
 	c.want("SELECT above(1), above(a) FROM t WHERE a = 2", "2,1")
 	c.want("SELECT gt10('9', '9'), gt10('11', 11.4)", "0018,1122")
-	c.exec("DROP FUNCTION above", "DROP FUNCTION gt10")
+	c.exec("CREATE FUNCTION viaq(x INT) RETURNS INT BEGIN IF fx.inc(x) > 2 THEN RETURN fx.inc(fx.inc(x)); END IF; RETURN fx.half(x) * 2; END")
+	c.want("SELECT viaq(1), viaq(5)", "1,7")
+	c.exec("DROP FUNCTION above", "DROP FUNCTION gt10", "DROP FUNCTION viaq")
 	c.exec("CREATE FUNCTION greet(s VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, t CHAR(3) CHARSET latin1) RETURNS VARCHAR(50) CHARSET utf8mb4 RETURN CONCAT(s, '/', t)")
 	c.want("SELECT greet('héllo', 'ab')", "héllo/ab")
 	// As mysqldump writes a function.

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/reorgdb/reorgdb/server/servertest"
@@ -27,5 +28,25 @@ func TestViewWithoutCurrentDatabase(t *testing.T) {
 	c.want("SELECT DATABASE()", "NULL")
 	if got := c.rows("SHOW CREATE VIEW vd.v"); got != "v,CREATE VIEW `v` AS SELECT a FROM t,utf8mb4,utf8mb4_0900_bin" {
 		t.Errorf("SHOW CREATE VIEW: %q", got)
+	}
+}
+
+// TestTriggerFromOtherDatabase writes to a table with triggers from a
+// connection whose current database is another one, or none: the
+// trigger's table and functions are those of its database, as in MySQL,
+// and SHOW CREATE TRIGGER from its database reads as written.
+func TestTriggerFromOtherDatabase(t *testing.T) {
+	s := servertest.Start(t)
+	c := pinConn(t, s.DB(""))
+	c.exec("CREATE DATABASE td", "CREATE DATABASE other", "USE td", "CREATE TABLE t (a INT PRIMARY KEY, b INT)",
+		"CREATE FUNCTION tenfold(x INT) RETURNS INT RETURN x * 10",
+		"CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.b = tenfold(NEW.a)",
+		"USE other", "INSERT INTO td.t (a) VALUES (1)")
+	none := pinConn(t, s.DB(""))
+	none.exec("INSERT INTO td.t (a) VALUES (2)")
+	none.want("SELECT * FROM td.t ORDER BY a", "1,10;2,20")
+	c.exec("USE td")
+	if got := c.rows("SHOW CREATE TRIGGER tr"); !strings.Contains(got, "BEFORE INSERT ON t FOR EACH ROW SET NEW.b = tenfold(NEW.a)") {
+		t.Errorf("SHOW CREATE TRIGGER: %q", got)
 	}
 }

@@ -83,6 +83,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	pro := &Provider{e: e}
 	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
+	setGlobalParser()
 	e.SQL.Parser = fallbackParser{timeParser{e.SQL.Parser}, e}
 	ov := &execOverride{e: e}
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }

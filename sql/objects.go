@@ -162,13 +162,20 @@ func qualifyFunctionCalls(db *catalog.Database, text string) string {
 // database, db, unless it names one already: go-mysql-server binds the
 // statement again to read the view, and takes an unqualified name in the
 // current database, which a connection using db.v may not have (1046).
-func qualifyViewName(db, create string) string {
+func qualifyViewName(db, create string) string { return qualifyAfter(db, create, ast.VIEW) }
+
+// qualifyAfter names db in the name that follows the first token of type
+// typ in create, unless it names a database already. A trigger's CREATE
+// statement (ON t) needs it as a view's does: go-mysql-server binds it
+// again for a write to db.t from a connection whose current database is
+// another one, or none.
+func qualifyAfter(db, create string, typ int) string {
 	toks, ok := tokenize(create)
 	if !ok {
 		return create
 	}
 	for i, t := range toks {
-		if t.typ != ast.VIEW {
+		if t.typ != typ {
 			continue
 		}
 		if i+2 < len(toks) && toks[i+2].typ == '.' || i+1 >= len(toks) {
@@ -185,7 +192,15 @@ func (d *Database) GetTriggers(ctx *gms.Context) ([]gms.TriggerDefinition, error
 	db := d.current(ctx)
 	out := make([]gms.TriggerDefinition, len(db.Triggers))
 	for i, o := range db.Triggers {
-		out[i] = gms.TriggerDefinition{Name: o.Name, CreateStatement: o.Create, CreatedAt: o.Created, SqlMode: o.SQLMode}
+		create := o.Create
+		if !strings.EqualFold(ctx.GetCurrentDatabase(), db.Name) {
+			// Bound from another database, the trigger's table and
+			// functions are those of its own, as in MySQL; from its own
+			// database (mysqldump's SHOW CREATE TRIGGER) it reads as
+			// written.
+			create = qualifyFunctionCalls(db, qualifyAfter(db.Name, create, ast.ON))
+		}
+		out[i] = gms.TriggerDefinition{Name: o.Name, CreateStatement: create, CreatedAt: o.Created, SqlMode: o.SQLMode}
 	}
 	return d.triggersNotShadowed(ctx, out), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -15,10 +16,22 @@ import (
 // index of the text after the statement and its ';' (0 when there is
 // none); ok is false when q is neither.
 func (e *Engine) fallbackStatement(q string, o ast.ParserOptions) (stmt ast.Statement, next int, ok bool, err error) {
-	if stmt, next, ok, err = e.routineStatement(q, o); ok {
-		return stmt, next, ok, err
+	if e != nil {
+		if stmt, next, ok, err = e.routineStatement(q, o); ok {
+			return stmt, next, ok, err
+		}
 	}
 	return decimalFrames(q, o)
+}
+
+var globalParserOnce sync.Once
+
+// setGlobalParser makes go-mysql-server's default parser, which it uses
+// for the definitions of triggers and procedures, read what
+// fallbackParser reads (except the statements on stored functions, which
+// need an engine) and qualify calls as it does.
+func setGlobalParser() {
+	globalParserOnce.Do(func() { gms.GlobalParser = fallbackParser{Parser: timeParser{gms.GlobalParser}} })
 }
 
 // decimalFrames parses q, whose window frames have decimal offsets

@@ -420,13 +420,59 @@ func qualifyCalls(q string, stmt ast.SQLNode) {
 	if stmt == nil || !mayHaveQualifiedCall(q) {
 		return
 	}
-	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+	visit := func(n ast.SQLNode) (bool, error) {
 		if f, ok := n.(*ast.FuncExpr); ok && !f.Qualifier.IsEmpty() {
 			f.Name = ast.NewColIdent(f.Qualifier.String() + qualifiedSep + f.Name.String())
 			f.Qualifier = ast.TableIdent{}
 		}
 		return true, nil
-	}, stmt)
+	}
+	_ = ast.Walk(visit, stmt)
+	if ddl, ok := stmt.(*ast.DDL); ok {
+		if ddl.TriggerSpec != nil {
+			walkRoutine(ddl.TriggerSpec.Body, visit)
+		}
+		if ddl.ProcedureSpec != nil {
+			walkRoutine(ddl.ProcedureSpec.Body, visit)
+		}
+	} else if s, ok := stmt.(ast.Statement); ok {
+		walkRoutine(s, visit)
+	}
+}
+
+// walkRoutine walks the statements of a routine body and the expressions
+// of its compound statements, which ast.Walk leaves out (RETURN's, IF's
+// and WHILE's conditions, CASE's values).
+func walkRoutine(body ast.Statement, visit ast.Visit) {
+	if body == nil {
+		return
+	}
+	walkStatements(body, func(s ast.Statement) {
+		_ = ast.Walk(visit, s)
+		var exprs []ast.SQLNode
+		switch s := s.(type) {
+		case *ast.Return:
+			exprs = append(exprs, s.Expr)
+		case *ast.IfStatement:
+			for _, c := range s.Conditions {
+				exprs = append(exprs, c.Expr)
+			}
+		case *ast.While:
+			exprs = append(exprs, s.Condition)
+		case *ast.Repeat:
+			exprs = append(exprs, s.Condition)
+		case *ast.CaseStatement:
+			exprs = append(exprs, s.Expr)
+			for _, c := range s.Cases {
+				exprs = append(exprs, c.Case)
+			}
+		}
+		for _, e := range exprs {
+			if e != nil {
+				_ = ast.Walk(visit, e)
+			}
+		}
+	})
 }
 
 // mayHaveQualifiedCall says whether some '.' is followed by a name and
