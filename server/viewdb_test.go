@@ -29,6 +29,10 @@ func TestViewWithoutCurrentDatabase(t *testing.T) {
 	if got := c.rows("SHOW CREATE VIEW vd.v"); got != "v,CREATE VIEW `v` AS SELECT a FROM t,utf8mb4,utf8mb4_0900_bin" {
 		t.Errorf("SHOW CREATE VIEW: %q", got)
 	}
+	c.want("SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.views WHERE TABLE_SCHEMA = 'vd' ORDER BY 1",
+		"v,SELECT a FROM t;vc,SELECT 7 AS c;vq,SELECT a * 10 AS b FROM vd.t;vv,SELECT b FROM vq WHERE b > 10")
+	setup.exec("CREATE DATABASE other", "USE other", "CREATE TABLE t (z INT PRIMARY KEY)")
+	setup.want("SELECT COUNT(*), DATABASE() FROM information_schema.views WHERE TABLE_SCHEMA = 'vd'", "4,other")
 }
 
 // TestTriggerFromOtherDatabase writes to a table with triggers from a
