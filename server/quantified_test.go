@@ -139,6 +139,8 @@ func TestQuantifiedShapes(t *testing.T) {
 	c.want("SELECT a FROM t WHERE a > ANY (SELECT a FROM t WHERE b > ?) ORDER BY a", "3", 10)
 	c.want("SELECT a FROM t WHERE b IS NOT NULL AND b <= ALL (SELECT b FROM t WHERE b IS NOT NULL)", "1")
 	c.wantErr("SELECT 1 > ANY (SELECT 1, 2)", 1241, "Operand should contain 1 column(s)")
+	c.wantErr("SELECT 1 > ANY (())", 1064, "")
+	c.wantErr("SELECT 1 > ALL ((", 1064, "")
 	c.wantErr("SELECT 1 = ANY (SELECT 1, 2)", 1241, "Operand should contain 1 column(s)")
 	c.exec("CREATE VIEW v AS SELECT a FROM t WHERE a > ANY (SELECT a FROM t)")
 	c.want("SELECT * FROM v ORDER BY a", "2;3")

@@ -32,10 +32,18 @@ const (
 // RewriteQuantified returns q with its quantified comparisons rewritten,
 // or q itself when it has none or they cannot be rewritten (the parser
 // then reports the syntax error).
-func RewriteQuantified(q string) string {
+func RewriteQuantified(q string) (out string) {
 	if !MayHaveQuantified(q) || strings.Contains(q, "/*!") {
 		return q
 	}
+	// It runs on the connection's goroutine, before any handler that
+	// would turn a panic into an error: a text it cannot read is left
+	// to the parser.
+	defer func() {
+		if recover() != nil {
+			out = q
+		}
+	}()
 	for range 256 {
 		out, ok := rewriteFirstQuantified(q)
 		if !ok {
@@ -151,8 +159,11 @@ func rewriteFirstQuantified(q string) (string, bool) {
 		}
 		first, last := i+3, close-1
 		// IN ((SELECT ...)) would be a list of one scalar subquery.
-		for toks[first].typ == '(' && matchParen(toks, first) == last {
+		for first < last && toks[first].typ == '(' && matchParen(toks, first) == last {
 			first, last = first+1, last-1
+		}
+		if first > last || !startsSubquery(toks[first]) {
+			continue
 		}
 		x := q[toks[xs].start:toks[i-1].end]
 		sub := q[toks[first].start:toks[last].end]
