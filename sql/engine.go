@@ -84,7 +84,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
 	setGlobalParser()
-	e.SQL.Parser = fallbackParser{timeParser{e.SQL.Parser}, e}
+	e.SQL.Parser = fallbackParser{timeParser{gms.NewMysqlParser()}, e}
 	ov := &execOverride{e: e}
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }
 	e.SQL.Analyzer.ExecBuilder = rowexec.NewOverrideBuilder(ov)

@@ -31,7 +31,7 @@ var globalParserOnce sync.Once
 // fallbackParser reads (except the statements on stored functions, which
 // need an engine) and qualify calls as it does.
 func setGlobalParser() {
-	globalParserOnce.Do(func() { gms.GlobalParser = fallbackParser{Parser: timeParser{gms.GlobalParser}} })
+	globalParserOnce.Do(func() { gms.GlobalParser = fallbackParser{Parser: timeParser{gms.NewMysqlParser()}} })
 }
 
 // decimalFrames parses q, whose window frames have decimal offsets
