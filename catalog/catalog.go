@@ -175,10 +175,11 @@ type Database struct {
 	Views      []Object `json:"views,omitempty"`
 	Triggers   []Object `json:"triggers,omitempty"`
 	Procedures []Object `json:"procedures,omitempty"`
+	Functions  []Object `json:"functions,omitempty"`
 }
 
-// Object is a view, trigger or stored procedure: go-mysql-server parses
-// and runs it, the catalog keeps its text. Names are unique per kind and
+// Object is a view, trigger, stored procedure or stored function: the
+// SQL layer parses and runs it, the catalog keeps its text. Names are unique per kind and
 // database, compared case-insensitively.
 type Object struct {
 	Name string `json:"name"`
@@ -196,6 +197,7 @@ func (db *Database) Clone() *Database {
 	c.Views = slices.Clone(db.Views)
 	c.Triggers = slices.Clone(db.Triggers)
 	c.Procedures = slices.Clone(db.Procedures)
+	c.Functions = slices.Clone(db.Functions)
 	return &c
 }
 

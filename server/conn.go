@@ -12,6 +12,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
 // plainListener hides the *net.TCPConn type of accepted connections. With
@@ -70,6 +72,9 @@ const (
 //   - COM_STMT_SEND_LONG_DATA for a statement or parameter that does not
 //     exist makes vitess drop the connection; MySQL ignores it and fails
 //     the statement's next execution, and so does protoConn;
+//   - COM_QUERY and COM_STMT_PREPARE get quantified comparisons
+//     (x > ANY (subquery)), which vitess's grammar lacks, rewritten
+//     (sql.RewriteQuantified);
 //   - COM_QUERY and COM_STMT_PREPARE while sql_mode has
 //     NO_BACKSLASH_ESCAPES, which vitess's parser ignores, get their
 //     backslashes in string literals doubled (backslash.go);
@@ -210,8 +215,8 @@ func (pc *protoConn) Read(p []byte) (int, error) {
 			if pc.st.noBackslash.Load() {
 				break
 			}
-			if body, err := pc.br.Peek(4 + n); err != nil || hasNonASCII(body[5:]) {
-				break // too long to peek, or it may have non-ASCII identifiers
+			if body, err := pc.br.Peek(4 + n); err != nil || hasNonASCII(body[5:]) || rsql.MayHaveQuantified(body[5:]) {
+				break // too long to peek, or it may have non-ASCII identifiers or ANY (subquery)
 			}
 			fallthrough
 		default:
@@ -249,14 +254,14 @@ func (pc *protoConn) rewrite(pkt []byte) []byte {
 		if pc.st.noBackslash.Load() {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}
-		q = quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())
+		q = rsql.RewriteQuantified(quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load()))
 		return frame(append([]byte{body[0]}, q...))
 	case comStmtPrepare:
 		q := string(body[1:])
 		if pc.st.noBackslash.Load() {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}
-		q = quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())
+		q = rsql.RewriteQuantified(quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load()))
 		sel, isDo := doAsSelect(q)
 		q = sel
 		pc.st.prepareDo.Store(isDo)

@@ -477,6 +477,17 @@ var kindErrors = []kindError{
 	byKind(gms.ErrSystemVariableReadOnly, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERIncorrectGlobalLocalVar, mysql.SSUnknownSQLState, "Variable '%s' is a read only variable", a[0])
 	}),
+	byKind(gms.ErrInvalidOperandColumns, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.EROperandColumns, "21000", "Operand should contain %s column(s)", a[0])
+	}),
+	byKind(gms.ErrColumnCountMismatch, func(_ []string, st *stmtInfo) error {
+		// The derived table of a rewritten x > ANY (subquery)
+		// (sql.RewriteQuantified) has one column.
+		if st != nil && strings.Contains(st.query, rsql.QuantTable) {
+			return sqlErr(mysql.EROperandColumns, "21000", "Operand should contain 1 column(s)")
+		}
+		return sqlErr(1353, "HY000", "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts")
+	}),
 	byKind(gms.ErrSavepointDoesNotExist, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERSPDoesNotExist, "42000", "SAVEPOINT %s does not exist", a[0])
 	}),

@@ -22,6 +22,11 @@ var _ gms.MutableDatabaseProvider = (*Provider)(nil)
 var _ gms.CollatedDatabaseProvider = (*Provider)(nil)
 
 func (p *Provider) Database(ctx *gms.Context, name string) (gms.Database, error) {
+	if ctx != nil {
+		if s, ok := ctx.Session.(*Session); ok {
+			s.returnViewDB()
+		}
+	}
 	db, ok := p.e.schemaFor(ctx).Database(name)
 	if !ok {
 		return nil, gms.ErrDatabaseNotFound.New(name)

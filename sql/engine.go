@@ -3,7 +3,10 @@
 // and speaks the MySQL protocol. It owns the mapping of SQL tables, rows,
 // indexes, sessions and transactions onto kv keys, the metadata lock
 // that keeps DML consistent with schema changes, and the foreign keys and
-// checks go-mysql-server enforces through the tables.
+// checks go-mysql-server enforces through the tables. It also owns what
+// MySQL has and go-mysql-server lacks at the SQL level: stored functions,
+// the syntax its grammar refuses (parsefallback.go, quantified.go) and
+// MySQL's results where its planner or executors differ.
 package sql
 
 import (
@@ -82,7 +85,8 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	pro := &Provider{e: e}
 	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
-	e.SQL.Parser = timeParser{e.SQL.Parser}
+	setGlobalParser()
+	e.SQL.Parser = fallbackParser{timeParser{gms.NewMysqlParser()}, e}
 	ov := &execOverride{e: e}
 	ov.base = func() gms.NodeExecBuilder { return e.SQL.Analyzer.ExecBuilder }
 	e.SQL.Analyzer.ExecBuilder = rowexec.NewOverrideBuilder(ov)

@@ -29,6 +29,18 @@ func (d *infoSchema) GetTableInsensitive(ctx *gms.Context, name string) (gms.Tab
 			return &statisticsTable{CatalogTable: ct, e: d.e}, true, nil
 		}
 	}
+	if ok && err == nil && strings.EqualFold(name, "views") {
+		if ist, isIS := t.(*information_schema.InformationSchemaTable); isIS {
+			cp := *ist
+			cp.Reader = viewsByDatabase(d.e, ist.Reader)
+			return &cp, true, nil
+		}
+	}
+	if ok && err == nil && strings.EqualFold(name, "routines") {
+		if rt, isRoutines := t.(routineTable); isRoutines {
+			return &routinesTable{routineTable: rt, e: d.e}, true, nil
+		}
+	}
 	if ok && err == nil && strings.EqualFold(name, "tables") {
 		if ct, isCat := t.(gms.CatalogTable); isCat {
 			return &tablesTable{CatalogTable: ct, e: d.e}, true, nil
@@ -326,4 +338,37 @@ func (ci *columnsIter) Next(ctx *gms.Context) (gms.Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// viewsByDatabase reads information_schema.views with read, go-mysql-server's
+// reader, once per database that has views, with that database current:
+// read binds each view's definition in the current database, and leaves
+// out (or misreads) a view whose tables it does not find there.
+func viewsByDatabase(e *Engine, read func(*gms.Context, gms.Catalog) (gms.RowIter, error)) func(*gms.Context, gms.Catalog) (gms.RowIter, error) {
+	return func(ctx *gms.Context, cat gms.Catalog) (gms.RowIter, error) {
+		sess := ctx.Session
+		prev := sess.GetCurrentDatabase()
+		defer sess.SetCurrentDatabase(prev)
+		var out []gms.Row
+		for _, db := range e.schemaFor(ctx).Databases() {
+			if len(db.Views) == 0 {
+				continue
+			}
+			sess.SetCurrentDatabase(db.Name)
+			it, err := read(ctx, cat)
+			if err != nil {
+				return nil, err
+			}
+			rows, err := gms.RowIterToRows(ctx, it)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				if s, ok := r[1].(string); ok && strings.EqualFold(s, db.Name) {
+					out = append(out, r)
+				}
+			}
+		}
+		return gms.RowsToRowIter(out...), nil
+	}
 }

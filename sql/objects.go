@@ -7,6 +7,7 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/kv"
@@ -86,6 +87,8 @@ func (d *Database) CreateView(ctx *gms.Context, name, selectStatement, createVie
 		return err
 	}
 	now := time.Now().UTC()
+	db := d.current(ctx)
+	createViewStmt, selectStatement = qualifyFunctionCalls(db, createViewStmt), qualifyFunctionCalls(db, selectStatement)
 	o := catalog.Object{Name: name, Create: createViewStmt, Body: selectStatement, SQLMode: sqlMode(ctx), Created: now, Modified: now}
 	return d.updateDef(ctx, func(db *catalog.Database) error {
 		return addObject(&db.Views, o, gms.ErrExistingView.New(db.Name, name))
@@ -106,7 +109,10 @@ func (d *Database) GetViewDefinition(ctx *gms.Context, name string) (gms.ViewDef
 	if i < 0 {
 		return gms.ViewDefinition{}, false, nil
 	}
-	return viewDef(db.Views[i]), true, nil
+	if s, ok := ctx.Session.(*Session); ok {
+		s.lendViewDB(db.Name)
+	}
+	return viewDef(db.Name, db.Views[i]), true, nil
 }
 
 // AllViews implements sql.ViewDatabase.
@@ -114,13 +120,71 @@ func (d *Database) AllViews(ctx *gms.Context) ([]gms.ViewDefinition, error) {
 	db := d.current(ctx)
 	out := make([]gms.ViewDefinition, len(db.Views))
 	for i, o := range db.Views {
-		out[i] = viewDef(o)
+		out[i] = viewDef(db.Name, o)
 	}
 	return out, nil
 }
 
-func viewDef(o catalog.Object) gms.ViewDefinition {
-	return gms.ViewDefinition{Name: o.Name, TextDefinition: o.Body, CreateViewStatement: o.Create, SqlMode: o.SQLMode}
+func viewDef(db string, o catalog.Object) gms.ViewDefinition {
+	return gms.ViewDefinition{Name: o.Name, TextDefinition: o.Body, CreateViewStatement: qualifyViewName(db, o.Create), SqlMode: o.SQLMode}
+}
+
+// qualifyFunctionCalls names db in each unqualified call of one of db's
+// stored functions in text, as MySQL does in a view's definition, so that
+// the view calls them whatever the reading connection's current database.
+func qualifyFunctionCalls(db *catalog.Database, text string) string {
+	if len(db.Functions) == 0 {
+		return text
+	}
+	toks, ok := tokenize(text)
+	if !ok {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+1 < len(toks); i++ {
+		t := toks[i]
+		if t.typ != ast.ID || toks[i+1].typ != '(' || i > 0 && toks[i-1].typ == '.' || findObject(db.Functions, t.val) < 0 {
+			continue
+		}
+		b.WriteString(text[last:t.start])
+		b.WriteString("`" + strings.ReplaceAll(db.Name, "`", "``") + "`.")
+		last = t.start
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// qualifyViewName names the view of a CREATE VIEW statement with its
+// database, db, unless it names one already: go-mysql-server binds the
+// statement again to read the view, and takes an unqualified name in the
+// current database, which a connection using db.v may not have (1046).
+func qualifyViewName(db, create string) string { return qualifyAfter(db, create, ast.VIEW) }
+
+// qualifyAfter names db in the name that follows the first token of type
+// typ in create, unless it names a database already. A trigger's CREATE
+// statement (ON t) needs it as a view's does: go-mysql-server binds it
+// again for a write to db.t from a connection whose current database is
+// another one, or none.
+func qualifyAfter(db, create string, typ int) string {
+	toks, ok := tokenize(create)
+	if !ok {
+		return create
+	}
+	for i, t := range toks {
+		if t.typ != typ {
+			continue
+		}
+		if i+2 < len(toks) && toks[i+2].typ == '.' || i+1 >= len(toks) {
+			return create
+		}
+		at := toks[i+1].start
+		return create[:at] + "`" + strings.ReplaceAll(db, "`", "``") + "`." + create[at:]
+	}
+	return create
 }
 
 // GetTriggers implements sql.TriggerDatabase.
@@ -128,7 +192,15 @@ func (d *Database) GetTriggers(ctx *gms.Context) ([]gms.TriggerDefinition, error
 	db := d.current(ctx)
 	out := make([]gms.TriggerDefinition, len(db.Triggers))
 	for i, o := range db.Triggers {
-		out[i] = gms.TriggerDefinition{Name: o.Name, CreateStatement: o.Create, CreatedAt: o.Created, SqlMode: o.SQLMode}
+		create := o.Create
+		if !strings.EqualFold(ctx.GetCurrentDatabase(), db.Name) {
+			// Bound from another database, the trigger's table and
+			// functions are those of its own, as in MySQL; from its own
+			// database (mysqldump's SHOW CREATE TRIGGER) it reads as
+			// written.
+			create = qualifyFunctionCalls(db, qualifyAfter(db.Name, create, ast.ON))
+		}
+		out[i] = gms.TriggerDefinition{Name: o.Name, CreateStatement: create, CreatedAt: o.Created, SqlMode: o.SQLMode}
 	}
 	return d.triggersNotShadowed(ctx, out), nil
 }

@@ -29,14 +29,17 @@ var packetLimitedFuncs = map[string]gms.Function{
 	}},
 }
 
-// Function implements sql.FunctionProvider.
-func (p *Provider) Function(_ *gms.Context, name string) (gms.Function, bool) {
+// Function implements sql.FunctionProvider: the functions above, then
+// the current database's stored functions.
+func (p *Provider) Function(ctx *gms.Context, name string) (gms.Function, bool) {
 	name = strings.ToLower(name)
 	if name == "json_type" {
 		return gms.FunctionN{Name: name, Fn: newJSONType}, true
 	}
-	f, ok := packetLimitedFuncs[name]
-	return f, ok
+	if f, ok := packetLimitedFuncs[name]; ok {
+		return f, ok
+	}
+	return p.e.storedFunction(ctx, name)
 }
 
 func newPadLimited(name string, fn func(...gms.Expression) (gms.Expression, error), args []gms.Expression) (gms.Expression, error) {

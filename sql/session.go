@@ -69,6 +69,32 @@ type Session struct {
 	// once holds the transaction characteristics a SET TRANSACTION
 	// without GLOBAL or SESSION replaced for the next transaction only.
 	once map[string]any
+	// lentDB: the session has no current database, and a view's is lent
+	// to it while go-mysql-server binds the view (see lendViewDB).
+	lentDB bool
+}
+
+// lendViewDB makes db the current database of a session that has none,
+// until the next Provider.Database call or the command's end.
+// go-mysql-server binds a view's definition again when a query reads it,
+// and first asks for the current database, failing with 1046 when there
+// is none, although the view names its own; the next thing it does is to
+// look up the view's database through the provider, which gives the
+// session its empty current database back before anything else of the
+// query is resolved.
+func (s *Session) lendViewDB(db string) {
+	if s.GetCurrentDatabase() == "" {
+		s.SetCurrentDatabase(db)
+		s.lentDB = true
+	}
+}
+
+// returnViewDB ends lendViewDB's loan.
+func (s *Session) returnViewDB() {
+	if s.lentDB {
+		s.lentDB = false
+		s.SetCurrentDatabase("")
+	}
 }
 
 // SetTransactionOnce records the session's transaction characteristics
@@ -193,6 +219,7 @@ func (s *Session) CommandBegin() error { return nil }
 // an autocommit transaction whose statement failed before execution
 // without rolling it back; release it here so it holds no snapshot.
 func (s *Session) CommandEnd() {
+	s.returnViewDB()
 	s.endAlters()
 	s.endOuter()
 	if s.cur != nil && !s.cur.done {
