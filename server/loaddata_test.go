@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"context"
 	"database/sql"
+	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"testing"
 
@@ -39,6 +42,38 @@ func TestLoadDataSyntax(t *testing.T) {
 		{"no escape", "1|a\\tb\n2|\\N\n",
 			"FIELDS TERMINATED BY '|' ESCAPED BY ''", []string{"a\\tb", "\\N"}},
 	}
+	t.Run("empty number", func(t *testing.T) {
+		mustExecDB(t, db, "CREATE TABLE n (id INT PRIMARY KEY, k INT NULL, d DECIMAL(5,2) NULL)")
+		mysql.RegisterReaderHandler("n", func() io.Reader { return strings.NewReader("1\t\t\n2\t\\N\t3.5\n") })
+		defer mysql.DeregisterReaderHandler("n")
+		c, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		mustExec(t, c, "LOAD DATA LOCAL INFILE 'Reader::n' INTO TABLE n")
+		rows, err := c.QueryContext(context.Background(), "SHOW WARNINGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var warnings []string
+		for rows.Next() {
+			var level, msg string
+			var code int
+			if err := rows.Scan(&level, &code, &msg); err != nil {
+				t.Fatal(err)
+			}
+			warnings = append(warnings, fmt.Sprintf("%d %s", code, msg))
+		}
+		rows.Close()
+		sort.Strings(warnings)
+		if want := []string{"1366 Incorrect decimal value: '' for column 'd' at row 1",
+			"1366 Incorrect integer value: '' for column 'k' at row 1"}; strings.Join(warnings, "|") != strings.Join(want, "|") {
+			t.Fatalf("warnings %q, want %q", warnings, want)
+		}
+		query(t, db, "SELECT concat_ws(',', id, ifnull(k, 'null'), ifnull(d, 'null')) FROM n ORDER BY id LIMIT 1", "1,0,0.00")
+		query(t, db, "SELECT concat_ws(',', id, ifnull(k, 'null'), ifnull(d, 'null')) FROM n WHERE id = 2", "2,null,3.50")
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mustExecDB(t, db, "TRUNCATE TABLE t")

@@ -101,6 +101,7 @@ type loadDataIter struct {
 	closer        io.Closer
 	ignore        int64
 	fieldToColMap []int
+	row           int // the line's number among those loaded, for warnings
 }
 
 func (l *loadDataIter) Next(ctx *gms.Context) (gms.Row, error) {
@@ -113,6 +114,7 @@ func (l *loadDataIter) Next(ctx *gms.Context) (gms.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.row++
 	exprs, err := l.exprs(ctx, fields)
 	if err != nil {
 		return nil, err
@@ -161,7 +163,7 @@ func (l *loadDataIter) exprs(ctx *gms.Context, fields []infileField) ([]gms.Expr
 			continue
 		}
 		if ei < len(exprs) {
-			exprs[ei] = l.fieldExpr(fi, fields[fi])
+			exprs[ei] = l.fieldExpr(ctx, fi, fields[fi])
 			ei++
 		}
 	}
@@ -174,7 +176,7 @@ func (l *loadDataIter) exprs(ctx *gms.Context, fields []infileField) ([]gms.Expr
 	return exprs, nil
 }
 
-func (l *loadDataIter) fieldExpr(fi int, f infileField) gms.Expression {
+func (l *loadDataIter) fieldExpr(ctx *gms.Context, fi int, f infileField) gms.Expression {
 	switch {
 	case f.null:
 		return expression.NewLiteral(nil, types.Null)
@@ -184,6 +186,11 @@ func (l *loadDataIter) fieldExpr(fi int, f infileField) gms.Expression {
 	col := l.n.DestSch[l.fieldToColMap[fi]]
 	if _, ok := col.Type.(gms.StringType); ok {
 		return expression.NewLiteral("", types.LongText)
+	}
+	// MySQL reads an empty field of a numeric column as 0, with 1366.
+	if types.IsNumber(col.Type) {
+		ctx.Warn(1366, "Incorrect %s value: '' for column '%s' at row %d", numberKind(col.Type), col.Name, l.row)
+		return expression.NewLiteral(col.Type.Zero(), col.Type)
 	}
 	if col.Default != nil {
 		return col.Default
