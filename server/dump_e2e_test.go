@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/reorgdb/reorgdb/server/servertest"
@@ -186,4 +187,83 @@ func rowStrings(t *testing.T, db *sql.DB, q string) []string {
 		out[i] = v.String
 	}
 	return out
+}
+
+// mariadb-dump --all-databases --single-transaction of a server with two
+// databases and an extra account loads into a new server with the
+// mariadb client: the tables have the same rows, and the account and its
+// grants come back from the dumped mysql tables, as in MySQL 8.
+func TestDumpAllDatabases(t *testing.T) {
+	dump, err := exec.LookPath("mariadb-dump")
+	client, err2 := exec.LookPath("mariadb")
+	if err != nil || err2 != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mariadb-dump or mariadb is not installed; .ci/run installs mariadb-client")
+		}
+		t.Skip("mariadb-client is not installed")
+	}
+	src, dst := servertest.Start(t), servertest.Start(t)
+	mustExecDB(t, src.DB(""),
+		"CREATE DATABASE shop", "CREATE DATABASE crm",
+		"CREATE TABLE shop.item (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2))",
+		"INSERT INTO shop.item (name, price) VALUES ('pen', 1.50), ('ink\\ttab', NULL)",
+		"CREATE TABLE crm.client (id INT PRIMARY KEY, email VARCHAR(50) UNIQUE)",
+		"INSERT INTO crm.client VALUES (1, 'a@example.com'), (2, 'b@example.com')",
+		"CREATE USER 'clerk'@'%' IDENTIFIED BY 'secret'",
+		"GRANT SELECT, INSERT ON shop.* TO 'clerk'@'%'")
+
+	host, port, _ := net.SplitHostPort(src.Addr())
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(dump, "-h"+host, "-P"+port, "-uroot", "--skip-ssl", "--single-transaction", "--all-databases")
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mariadb-dump: %v\n%s", err, errOut.String())
+	}
+	host, port, _ = net.SplitHostPort(dst.Addr())
+	load := exec.Command(client, "-h"+host, "-P"+port, "-uroot", "--skip-ssl")
+	load.Stdin = bytes.NewReader(out.Bytes())
+	if b, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("loading the dump: %v\n%s", err, b)
+	}
+	restored := dst.DB("")
+	for _, table := range []string{"shop.item", "crm.client"} {
+		want := rowStrings(t, src.DB(""), "CHECKSUM TABLE "+table)
+		if got := rowStrings(t, restored, "CHECKSUM TABLE "+table); got[1] != want[1] || want[1] == "" {
+			t.Errorf("CHECKSUM TABLE %s: source %v, restored %v", table, want, got)
+		}
+	}
+	// The mysql schema's tables are skipped: the account is not restored,
+	// the grant tables are untouched, and the skipping is a warning.
+	query(t, restored, "SELECT count(*) FROM mysql.user WHERE user = 'clerk'", "0")
+	c, err := restored.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	mustExec(t, c, "USE mysql", "DROP TABLE IF EXISTS `user`")
+	var level, msg string
+	var code int
+	if err := c.QueryRowContext(context.Background(), "SHOW WARNINGS").Scan(&level, &code, &msg); err != nil ||
+		code != 1235 || !strings.Contains(msg, "CREATE USER and GRANT") {
+		t.Fatalf("warning of the skipped DROP TABLE: %d %q, %v", code, msg, err)
+	}
+	query(t, restored, "SELECT count(*) FROM mysql.user WHERE user = 'root'", "2")
+	// A dump's INSERT (no column list) is skipped; one with a column list
+	// still writes the grant table.
+	mustExec(t, c, "INSERT INTO `user` VALUES ('%','dumped')",
+		"INSERT INTO mysql.user (Host, User) VALUES ('%', 'by_hand')")
+	query(t, restored, "SELECT group_concat(user ORDER BY user) FROM mysql.user WHERE user LIKE 'by%' OR user = 'dumped'", "by_hand")
+	// An account without the privilege is refused as in MySQL.
+	mustExecDB(t, restored, "CREATE USER 'low'@'%' IDENTIFIED BY 'pw'", "GRANT SELECT ON shop.* TO 'low'@'%'")
+	low, err := sql.Open("mysql", "low:pw@tcp("+dst.Addr()+")/shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer low.Close()
+	_, err = low.Exec("DROP TABLE IF EXISTS mysql.user")
+	expectCode(t, err, 1142)
+	// Outside the mysql schema, the statements run as usual.
+	mustExec(t, c, "USE shop")
+	_, err = c.ExecContext(context.Background(), "CREATE TABLE item (id INT)")
+	expectCode(t, err, 1050)
 }

@@ -196,6 +196,12 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		}
 		return h.done(c, query, err)
 	}
+	if res, ok, serr := h.mysqlSchema(c, query); ok {
+		if serr == nil {
+			serr = cb(res, false)
+		}
+		return h.done(c, query, serr)
+	}
 	if err = h.precheck(c, query); err != nil {
 		return h.done(c, query, err)
 	}
@@ -276,11 +282,17 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		}
 		return "", h.done(c, query, err)
 	}
-	first := query
+	first, after := query, ""
 	if strings.Contains(query, ";") { // else it is one statement
-		if f, _, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
-			first = f
+		if f, r, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
+			first, after = f, r
 		}
+	}
+	if res, ok, serr := h.mysqlSchema(c, first); ok {
+		if serr != nil {
+			return "", h.done(c, first, serr)
+		}
+		return after, h.done(c, first, h.spool(c, first, cb)(res, false))
 	}
 	if err = h.precheck(c, first); err != nil {
 		return "", h.done(c, first, err)
