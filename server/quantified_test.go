@@ -144,4 +144,15 @@ func TestQuantifiedShapes(t *testing.T) {
 	c.wantErr("SELECT 1 = ANY (SELECT 1, 2)", 1241, "Operand should contain 1 column(s)")
 	c.exec("CREATE VIEW v AS SELECT a FROM t WHERE a > ANY (SELECT a FROM t)")
 	c.want("SELECT * FROM v ORDER BY a", "2;3")
+
+	// An unaliased comparison's column is named by its text, as in MySQL.
+	rows, err := s.DB("q").Query("SELECT a, a >= ALL (SELECT a FROM t) , (SELECT 3 > ANY (SELECT a FROM t)) AS x FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := rows.Columns()
+	rows.Close()
+	if want := "a|a >= ALL (SELECT a FROM t)|x"; strings.Join(cols, "|") != want {
+		t.Fatalf("columns %q, want %q", strings.Join(cols, "|"), want)
+	}
 }

@@ -174,10 +174,57 @@ func rewriteFirstQuantified(q string) (string, bool) {
 		} else {
 			b.WriteString(quantified(x, op, quant == "all", sub))
 		}
+		if selectListItem(toks, xs, close) {
+			// The result column keeps the name MySQL gives it: the text
+			// as written.
+			b.WriteString(" AS `" + strings.ReplaceAll(q[toks[xs].start:toks[close].end], "`", "``") + "`")
+		}
 		b.WriteString(q[toks[close].end:])
 		return b.String(), true
 	}
 	return q, false
+}
+
+// selectListItem says whether toks[start:end+1] is a whole item of a
+// SELECT list without an alias: it follows SELECT [DISTINCT|ALL] or a
+// comma that belongs to the SELECT list, and ends the item.
+func selectListItem(toks []token, start, end int) bool {
+	if start == 0 {
+		return false
+	}
+	if end+1 < len(toks) {
+		switch toks[end+1].typ {
+		case ',', ')', ';', ast.FROM, ast.UNION, ast.INTO, ast.ORDER, ast.LIMIT:
+		default:
+			return false
+		}
+	}
+	switch toks[start-1].typ {
+	case ast.SELECT, ast.DISTINCT, ast.ALL, ',':
+	default:
+		return false
+	}
+	depth := 0
+	for i := start - 1; i >= 0; i-- {
+		switch toks[i].typ {
+		case ')':
+			depth++
+		case '(':
+			if depth == 0 {
+				return false
+			}
+			depth--
+		case ast.SELECT:
+			if depth == 0 {
+				return true
+			}
+		case ast.FROM, ast.WHERE, ast.ON, ast.HAVING, ast.BY, ast.SET, ast.VALUES, ast.UPDATE, ast.WHEN, ast.THEN, ast.ELSE, ast.USING:
+			if depth == 0 {
+				return false
+			}
+		}
+	}
+	return false
 }
 
 // comparison is the operator text of a comparison token.
