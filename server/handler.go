@@ -208,11 +208,18 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if query, err = checkDDLOptions(query); err != nil {
 		return h.done(c, query, err)
 	}
+	alterIx, err := rsql.ParseAlterIndex(query)
+	if err != nil {
+		return h.done(c, query, err)
+	}
 	if handled, ferr := h.fastInline(ctx, c, query, func(r *sqltypes.Result) error { return cb(r, false) }); handled {
 		return h.done(c, query, ferr)
 	}
 	err = unwrapAbandoned(h.run(ctx, c, query, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
 		gated := gate(cb)
+		if alterIx != nil {
+			return h.alterIndex(ctx, c, query, alterIx, func(r *sqltypes.Result) error { return gated(r, false) })
+		}
 		// The fast path (fasttext.go) runs here too, so that
 		// max_execution_time stops it as it stops the slow path.
 		if handled, ferr := h.fastQuery(ctx, c, query, func(r *sqltypes.Result) error { return gated(r, false) }); handled {
@@ -294,6 +301,15 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	// A text without ';' is one statement (fasttext.go), whose
 	// process-list entry go-mysql-server trims.
 	one := gms.RemoveSpaceAndDelimiter(query, ';')
+	if alterIx, aerr := rsql.ParseAlterIndex(first); aerr != nil {
+		return "", h.done(c, first, aerr)
+	} else if alterIx != nil && !strings.Contains(one, ";") {
+		err = unwrapAbandoned(h.run(ctx, c, one, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+			gated := gate(h.spool(c, query, cb))
+			return h.alterIndex(ctx, c, one, alterIx, func(r *sqltypes.Result) error { return gated(r, false) })
+		}))
+		return "", h.done(c, query, err)
+	}
 	if !strings.Contains(one, ";") {
 		spool := h.spool(c, query, cb)
 		if handled, ferr := h.fastInline(ctx, c, one, func(r *sqltypes.Result) error { return spool(r, false) }); handled {
