@@ -141,9 +141,9 @@ func (t *statisticsTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.
 
 type statisticsIter struct {
 	gms.RowIter
-	e                                    *Engine
+	e                                         *Engine
 	schema, table, index, seq, card, sub, vis int
-	cache                                map[string][]int64
+	cache                                     map[string][]int64
 }
 
 func (s *statisticsIter) Next(ctx *gms.Context) (gms.Row, error) {
