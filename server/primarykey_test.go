@@ -1,0 +1,85 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// TestAddDropPrimaryKey: ADD PRIMARY KEY on a table keyed by a hidden row
+// id builds a non-clustered primary key online (both backfill modes),
+// making its columns NOT NULL; NULLs and duplicates fail it with MySQL's
+// errors and leave the table as it was; DROP PRIMARY KEY drops it, and
+// refuses a clustered integer primary key before changing anything.
+func TestAddDropPrimaryKey(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	db := s.DB("pk")
+	for _, mode := range []string{"ON", "OFF"} {
+		mustExecDB(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = "+mode,
+			"DROP TABLE IF EXISTS t",
+			"CREATE TABLE t (a VARCHAR(20), b INT, c INT)",
+			"INSERT INTO t VALUES ('x', 1, 10), ('y', 2, 20), ('z', 2, 30)")
+		mustExecDB(t, db, "ALTER TABLE t ADD PRIMARY KEY (a)")
+		create := rowStrings(t, db, "SHOW CREATE TABLE t")[1]
+		if !strings.Contains(create, "`a` varchar(20) NOT NULL,") || !strings.Contains(create, "PRIMARY KEY (`a`)") {
+			t.Fatalf("%s: SHOW CREATE TABLE after ADD PRIMARY KEY: %s", mode, create)
+		}
+		fkErr(t, db, "INSERT INTO t VALUES ('x', 9, 9)", 1062, "Duplicate entry 'x' for key 't.PRIMARY'")
+		fkErr(t, db, "INSERT INTO t VALUES (NULL, 9, 9)", 1048, "Column 'a' cannot be null")
+		fkErr(t, db, "ALTER TABLE t ADD PRIMARY KEY (b)", 1068, "Multiple primary key defined")
+		if got := fkRows(t, db, "EXPLAIN SELECT b FROM t WHERE a = 'y'"); !strings.Contains(got, ",PRIMARY,") {
+			t.Errorf("%s: EXPLAIN point lookup: %s, want key PRIMARY", mode, got)
+		}
+		if got := fkRows(t, db, "SELECT b FROM t WHERE a = 'y'"); got != "2" {
+			t.Errorf("%s: lookup by the new primary key: %s", mode, got)
+		}
+		if got := fkRows(t, db, "ADMIN CHECK TABLE t"); strings.Contains(got, "rror") {
+			t.Errorf("%s: ADMIN CHECK TABLE: %s", mode, got)
+		}
+
+		// A duplicate fails with 1062 for key PRIMARY and changes nothing.
+		mustExecDB(t, db, "ALTER TABLE t DROP PRIMARY KEY")
+		create = rowStrings(t, db, "SHOW CREATE TABLE t")[1]
+		if strings.Contains(create, "PRIMARY KEY") || !strings.Contains(create, "`a` varchar(20) NOT NULL,") {
+			t.Fatalf("%s: SHOW CREATE TABLE after DROP PRIMARY KEY: %s", mode, create)
+		}
+		fkErr(t, db, "ALTER TABLE t DROP PRIMARY KEY", 1091, "Can't DROP 'PRIMARY'; check that column/key exists")
+		fkErr(t, db, "ALTER TABLE t ADD PRIMARY KEY (b)", 1062, "Duplicate entry '2' for key 't.PRIMARY'")
+		// A NULL fails with 1138 and leaves the column nullable.
+		mustExecDB(t, db, "UPDATE t SET c = NULL WHERE a = 'y'")
+		fkErr(t, db, "ALTER TABLE t ADD PRIMARY KEY (c)", 1138, "Invalid use of NULL value")
+		create = rowStrings(t, db, "SHOW CREATE TABLE t")[1]
+		if strings.Contains(create, "PRIMARY KEY") || strings.Contains(create, "`c` int NOT NULL") {
+			t.Fatalf("%s: SHOW CREATE TABLE after failed ADD PRIMARY KEY: %s", mode, create)
+		}
+		// Several columns, some nullable: they become NOT NULL.
+		mustExecDB(t, db, "UPDATE t SET c = 20 WHERE a = 'y'", "ALTER TABLE t ADD PRIMARY KEY (b, c)")
+		create = rowStrings(t, db, "SHOW CREATE TABLE t")[1]
+		if !strings.Contains(create, "`c` int NOT NULL") || !strings.Contains(create, "PRIMARY KEY (`b`,`c`)") {
+			t.Fatalf("%s: SHOW CREATE TABLE after ADD PRIMARY KEY (b, c): %s", mode, create)
+		}
+		if got := fkRows(t, db, "ADMIN CHECK TABLE t"); strings.Contains(got, "rror") {
+			t.Errorf("%s: ADMIN CHECK TABLE: %s", mode, got)
+		}
+	}
+	mustExecDB(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = ON")
+
+	// A clustered integer primary key is refused before anything changes.
+	mustExecDB(t, db, "CREATE TABLE ci (id INT PRIMARY KEY, v INT)", "INSERT INTO ci VALUES (1, 1)")
+	fkErr(t, db, "ALTER TABLE ci DROP PRIMARY KEY", 1235,
+		"This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP PRIMARY KEY of a clustered integer primary key (the rows are keyed by it)'")
+	if create := rowStrings(t, db, "SHOW CREATE TABLE ci")[1]; !strings.Contains(create, "PRIMARY KEY (`id`)") {
+		t.Errorf("SHOW CREATE TABLE ci after refused DROP: %s", create)
+	}
+
+	// The primary key survives a restart.
+	s.Close()
+	s = servertest.StartDir(t, dir)
+	db = s.DB("pk")
+	if create := rowStrings(t, db, "SHOW CREATE TABLE t")[1]; !strings.Contains(create, "PRIMARY KEY (`b`,`c`)") {
+		t.Errorf("SHOW CREATE TABLE after restart: %s", create)
+	}
+	fkErr(t, db, "INSERT INTO t VALUES ('w', 1, 10)", 1062, "Duplicate entry '1-10' for key 't.PRIMARY'")
+}
