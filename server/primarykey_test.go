@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reorgdb/reorgdb/server/servertest"
 )
@@ -82,4 +86,75 @@ func TestAddDropPrimaryKey(t *testing.T) {
 		t.Errorf("SHOW CREATE TABLE after restart: %s", create)
 	}
 	fkErr(t, db, "INSERT INTO t VALUES ('w', 1, 10)", 1062, "Duplicate entry '1-10' for key 't.PRIMARY'")
+}
+
+// TestAddPrimaryKeyConcurrentDML: ADD PRIMARY KEY runs online while
+// writers insert, update and delete, in both backfill modes; the writers
+// see no error and the table checks clean afterwards.
+func TestAddPrimaryKeyConcurrentDML(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("pkc")
+	for _, mode := range []string{"ON", "OFF"} {
+		mustExecDB(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = "+mode, "SET GLOBAL tidb_ddl_reorg_batch_size = 32", "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 5",
+			"DROP TABLE IF EXISTS t", "CREATE TABLE t (k INT NOT NULL, v INT, KEY iv (v))")
+		var vals []string
+		for i := 0; i < 2000; i++ {
+			vals = append(vals, fmt.Sprintf("(%d, %d)", i, i))
+		}
+		mustExecDB(t, db, "INSERT INTO t VALUES "+strings.Join(vals, ","))
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var writes atomic.Int64
+		errs := make(chan error, 4)
+		for w := 0; w < 3; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					k := 100000*(w+1) + i
+					for _, q := range []string{
+						fmt.Sprintf("INSERT INTO t VALUES (%d, %d)", k, i),
+						fmt.Sprintf("UPDATE t SET v = v + 1 WHERE k = %d", (i*7+w)%2000),
+						fmt.Sprintf("UPDATE t SET k = %d WHERE k = %d", k+50000, k),
+						fmt.Sprintf("DELETE FROM t WHERE k = %d", k+50000-3),
+					} {
+						if _, err := db.Exec(q); err != nil {
+							errs <- fmt.Errorf("%s: %w", q, err)
+							return
+						}
+						writes.Add(1)
+					}
+				}
+			}(w)
+		}
+		for writes.Load() < 50 {
+			time.Sleep(time.Millisecond)
+		}
+		_, alterErr := db.Exec("ALTER TABLE t ADD PRIMARY KEY (k)")
+		close(stop)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("%s: writer: %v", mode, err)
+		}
+		if alterErr != nil {
+			t.Fatalf("%s: ADD PRIMARY KEY: %v", mode, alterErr)
+		}
+		if got := fkRows(t, db, "ADMIN CHECK TABLE t"); strings.Contains(got, "rror") {
+			t.Errorf("%s: ADMIN CHECK TABLE: %s", mode, got)
+		}
+		if got := fkRows(t, db, "SELECT COUNT(*) = COUNT(DISTINCT k) FROM t"); got != "1" {
+			t.Errorf("%s: keys not unique: %s", mode, got)
+		}
+		if create := rowStrings(t, db, "SHOW CREATE TABLE t")[1]; !strings.Contains(create, "PRIMARY KEY (`k`)") {
+			t.Errorf("%s: SHOW CREATE TABLE: %s", mode, create)
+		}
+		t.Logf("%s: %d writes during the build", mode, writes.Load())
+	}
+	mustExecDB(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = ON", "SET GLOBAL tidb_ddl_reorg_batch_size = 256", "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
 }
