@@ -86,6 +86,16 @@ func TestAddDropPrimaryKey(t *testing.T) {
 		t.Errorf("SHOW CREATE TABLE after restart: %s", create)
 	}
 	fkErr(t, db, "INSERT INTO t VALUES ('w', 1, 10)", 1062, "Duplicate entry '1-10' for key 't.PRIMARY'")
+
+	// Both in one statement: the old key goes, the new one is built.
+	mustExecDB(t, db, "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (a)")
+	if create := rowStrings(t, db, "SHOW CREATE TABLE t")[1]; !strings.Contains(create, "PRIMARY KEY (`a`)") || strings.Contains(create, "PRIMARY KEY (`b`") {
+		t.Errorf("SHOW CREATE TABLE after DROP, ADD PRIMARY KEY: %s", create)
+	}
+	mustExecDB(t, db, "INSERT INTO t VALUES ('w', 1, 10)")
+	if got := fkRows(t, db, "ADMIN CHECK TABLE t"); strings.Contains(got, "rror") {
+		t.Errorf("ADMIN CHECK TABLE after DROP, ADD PRIMARY KEY: %s", got)
+	}
 }
 
 // TestAddPrimaryKeyConcurrentDML: ADD PRIMARY KEY runs online while

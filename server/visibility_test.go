@@ -78,3 +78,28 @@ func wantVisibility(t *testing.T, db *sql.DB, want string) {
 		t.Errorf("SHOW CREATE TABLE: %s", create)
 	}
 }
+
+// TestInvisibleInDefinitions: INVISIBLE in CREATE TABLE, ADD INDEX and
+// CREATE INDEX makes the new index invisible; on a primary key it is
+// refused with 3522.
+func TestInvisibleInDefinitions(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("visdef")
+	mustExecDB(t, db,
+		"CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, c INT, KEY ia (a) INVISIBLE, UNIQUE KEY (b) INVISIBLE)",
+		"INSERT INTO t VALUES (1, 1, 1, 1), (2, 2, 2, 2)",
+		"ALTER TABLE t ADD INDEX ic (c) INVISIBLE, ADD INDEX iac (a, c)",
+		"CREATE INDEX ica ON t (c, a) INVISIBLE")
+	got := fkRows(t, db, "SELECT INDEX_NAME, IS_VISIBLE FROM information_schema.statistics WHERE TABLE_SCHEMA = 'visdef' AND SEQ_IN_INDEX = 1 ORDER BY INDEX_NAME")
+	if want := "b,NO;ia,NO;iac,YES;ic,NO;ica,NO;PRIMARY,YES"; got != want {
+		t.Errorf("visibility: %s, want %s", got, want)
+	}
+	if got := fkRows(t, db, "EXPLAIN SELECT id FROM t WHERE c = 2"); strings.Contains(got, ",ic,") || strings.Contains(got, ",ica,") {
+		t.Errorf("EXPLAIN uses an invisible index: %s", got)
+	}
+	fkErr(t, db, "CREATE TABLE p (a INT, PRIMARY KEY (a) INVISIBLE)", 3522, "A primary key index cannot be invisible")
+	mustExecDB(t, db, "CREATE TABLE h (a INT NOT NULL)")
+	fkErr(t, db, "ALTER TABLE h ADD PRIMARY KEY (a) INVISIBLE", 3522, "A primary key index cannot be invisible")
+	mustExecDB(t, db, "CREATE TEMPORARY TABLE tt (a INT, KEY ia (a))")
+	fkErr(t, db, "ALTER TABLE tt ALTER INDEX ia INVISIBLE", 1235, "This version of ReorgDB doesn't yet support 'ALTER INDEX on a temporary table'")
+}

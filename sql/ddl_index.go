@@ -35,6 +35,7 @@ func (x indexer) NewIndex(t *catalog.Table, spec ddl.IndexSpec) (*catalog.Index,
 	}
 	ix.Comment = spec.Comment
 	ix.Primary = spec.Primary
+	ix.Invisible = spec.Invisible
 	return ix, nil
 }
 
@@ -206,7 +207,7 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 			if !ok {
 				return gms.ErrTableNotFound.New(t.Name())
 			}
-			nt, _, err := withPublicIndex(cur, def)
+			nt, _, err := withPublicIndex(ctx, cur, def)
 			if err != nil {
 				return err
 			}
@@ -220,6 +221,7 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		defs = more
 	}
 	specs := make([]ddl.IndexSpec, 0, len(defs))
+	invisible := queryInvisible(ctx.Query())
 	for _, d := range defs {
 		if d.IsFullText() || d.IsSpatial() || d.IsVector() || d.IsPrimary() {
 			continue
@@ -235,6 +237,7 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		if spec.Name == "" {
 			spec.Name = generatedIndexName(t.m.def, d.Columns)
 		}
+		spec.Invisible = invisible[strings.ToLower(spec.Name)]
 		specs = append(specs, spec)
 	}
 	if err := t.addIndexJob(ctx, specs); err != nil {
@@ -409,7 +412,7 @@ func (t *Table) RenameIndex(ctx *gms.Context, from, to string) error {
 // withPublicIndex is a copy of table t with index def added, public at
 // once: for a table nobody else can see yet (created by the statement, or
 // temporary).
-func withPublicIndex(t *catalog.Table, def gms.IndexDef) (*catalog.Table, *catalog.Index, error) {
+func withPublicIndex(ctx *gms.Context, t *catalog.Table, def gms.IndexDef) (*catalog.Table, *catalog.Index, error) {
 	nt := t.Clone()
 	name := def.Name
 	if name == "" {
@@ -420,6 +423,7 @@ func withPublicIndex(t *catalog.Table, def gms.IndexDef) (*catalog.Table, *catal
 		return nil, nil, err
 	}
 	ix.Comment = def.Comment
+	ix.Invisible = queryInvisible(ctx.Query())[strings.ToLower(ix.Name)]
 	ix.State = catalog.StatePublic
 	nt.Indexes = append(nt.Indexes, ix)
 	return nt, ix, nil

@@ -28,6 +28,9 @@ func (t *Table) CreatePrimaryKey(ctx *gms.Context, columns []gms.IndexColumn) er
 	if t.m.def.HandleColumn != 0 || primaryIndex(t.m.def) != nil {
 		return mysql.NewSQLError(mysql.ERMultiplePriKey, "42000", "Multiple primary key defined")
 	}
+	if queryInvisible(ctx.Query())["primary"] {
+		return errInvisiblePK()
+	}
 	spec := ddl.IndexSpec{Name: "PRIMARY", Unique: true, Primary: true}
 	for _, c := range columns {
 		col, _ := t.m.def.ColumnByName(c.Name)

@@ -6,6 +6,7 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/kv"
@@ -72,6 +73,53 @@ func ParseAlterIndex(query string) (*AlterIndexStatement, error) {
 	return st, nil
 }
 
+// queryInvisible returns the lower-case names of the indexes an ALTER
+// TABLE, CREATE INDEX or CREATE TABLE statement declares INVISIBLE
+// (an unnamed one under its first column's name, the primary key as
+// "primary"): go-mysql-server parses the option and drops it.
+func queryInvisible(query string) map[string]bool {
+	if !strings.Contains(strings.ToLower(query), "invisible") {
+		return nil
+	}
+	stmt, err := sqlparser.Parse(query)
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	add := func(name string, primary bool, cols []*sqlparser.IndexColumn, opts []*sqlparser.IndexOption) {
+		for _, o := range opts {
+			if !strings.EqualFold(o.Name, "invisible") {
+				continue
+			}
+			switch {
+			case primary:
+				name = "primary"
+			case name == "" && len(cols) > 0:
+				name = cols[0].Column.String()
+			}
+			out[strings.ToLower(name)] = true
+		}
+	}
+	var ddls []*sqlparser.DDL
+	switch s := stmt.(type) {
+	case *sqlparser.AlterTable:
+		ddls = s.Statements
+	case *sqlparser.DDL:
+		ddls = []*sqlparser.DDL{s}
+	}
+	for _, d := range ddls {
+		if is := d.IndexSpec; is != nil && is.Action == sqlparser.CreateStr {
+			add(is.ToName.String(), is.Type == sqlparser.PrimaryStr, is.Columns, is.Options)
+		}
+		if d.TableSpec != nil {
+			for _, ix := range d.TableSpec.Indexes {
+				add(ix.Info.Name.String(), ix.Info.Primary, ix.Columns, ix.Options)
+			}
+		}
+	}
+	return out
+}
+
 // SetIndexVisibility applies an ALTER INDEX statement: metadata only,
 // in one schema version, as MySQL does.
 func (e *Engine) SetIndexVisibility(ctx *gms.Context, st *AlterIndexStatement) error {
@@ -88,6 +136,11 @@ func (e *Engine) SetIndexVisibility(ctx *gms.Context, st *AlterIndexStatement) e
 		d, ok := ch.Schema().Database(db)
 		if !ok {
 			return mysql.NewSQLError(mysql.ERBadDb, "42000", "Unknown database '%s'", db)
+		}
+		if s, ok := ctx.Session.(*Session); ok {
+			if _, temp := s.tempTable(d.ID, st.Table); temp {
+				return errNotSupported("ALTER INDEX on a temporary table")
+			}
 		}
 		cur, ok := ch.Schema().Table(d.ID, st.Table)
 		if !ok {
