@@ -36,9 +36,9 @@ type IndexSpec struct {
 	Comment string                `json:"comment,omitempty"`
 	// Primary: ADD PRIMARY KEY on a table keyed by a hidden handle; the
 	// index becomes the table's (non-clustered) primary key when public.
-	Primary   bool `json:"primary,omitempty"`
-	Invisible bool `json:"invisible,omitempty"` // ADD INDEX ... INVISIBLE
-	ID      int64 `json:"id,omitempty"` // assigned when the index enters delete-only
+	Primary   bool  `json:"primary,omitempty"`
+	Invisible bool  `json:"invisible,omitempty"` // ADD INDEX ... INVISIBLE
+	ID        int64 `json:"id,omitempty"`        // assigned when the index enters delete-only
 	// ChangeLogID is the index's change log in an ingest build (see
 	// catalog.Index.ChangeLogID), kept here to be cleared in the end.
 	ChangeLogID int64 `json:"change_log_id,omitempty"`
