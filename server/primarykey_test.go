@@ -168,3 +168,22 @@ func TestAddPrimaryKeyConcurrentDML(t *testing.T) {
 	}
 	mustExecDB(t, db, "SET GLOBAL tidb_ddl_enable_fast_reorg = ON", "SET GLOBAL tidb_ddl_reorg_batch_size = 256", "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
 }
+
+// TestDropPrimaryKeyForeignKey: a primary key that a foreign key needs
+// cannot be dropped (1553), as MySQL refuses.
+func TestDropPrimaryKeyForeignKey(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("pkfk")
+	mustExecDB(t, db,
+		"CREATE TABLE p (code VARCHAR(10) PRIMARY KEY)",
+		"CREATE TABLE c (id INT PRIMARY KEY, code VARCHAR(10), FOREIGN KEY fk_code (code) REFERENCES p (code))",
+		"INSERT INTO p VALUES ('a')", "INSERT INTO c VALUES (1, 'a')")
+	fkErr(t, db, "ALTER TABLE p DROP PRIMARY KEY", 1553, "Cannot drop index 'PRIMARY': needed in a foreign key constraint")
+	if create := rowStrings(t, db, "SHOW CREATE TABLE p")[1]; !strings.Contains(create, "PRIMARY KEY (`code`)") {
+		t.Errorf("SHOW CREATE TABLE p after refused DROP: %s", create)
+	}
+	// With another index on the column, the primary key can go.
+	mustExecDB(t, db, "ALTER TABLE p ADD UNIQUE INDEX ucode (code)", "ALTER TABLE p DROP PRIMARY KEY")
+	_, err := db.Exec("INSERT INTO c VALUES (2, 'zz')")
+	wantCode(t, "child row without parent after DROP PRIMARY KEY", err, 1452)
+}

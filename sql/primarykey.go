@@ -2,6 +2,7 @@ package sql
 
 import (
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/reorgdb/reorgdb/catalog"
@@ -62,6 +63,9 @@ func (t *Table) DropPrimaryKey(ctx *gms.Context) error {
 	if ix == nil || ix.State != catalog.StatePublic {
 		return mysql.NewSQLError(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP 'PRIMARY'; check that column/key exists")
 	}
+	if err := t.checkFKWithoutPrimary(ctx); err != nil {
+		return err
+	}
 	return e.outsideMDL(ctx, func() error {
 		id, err := e.DDL.SubmitDropIndex(t.db.def.Name, t.Name(), def.ID, ix, ctx.Query())
 		if err != nil {
@@ -69,6 +73,39 @@ func (t *Table) DropPrimaryKey(ctx *gms.Context) error {
 		}
 		return ddlToSQLError(e.DDL.Wait(ctx, id))
 	})
+}
+
+// checkFKWithoutPrimary refuses, as DROP INDEX does, to drop the primary
+// key when a foreign key of the table or one that references it has no
+// other index to use.
+func (t *Table) checkFKWithoutPrimary(ctx *gms.Context) error {
+	fks, err := t.GetDeclaredForeignKeys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, fk := range fks {
+		if _, ok, err := plan.FindFKIndexWithPrefix(ctx, t, fk.Columns, false, "PRIMARY"); err != nil || !ok {
+			return cmpErr(err, gms.ErrForeignKeyDropIndex.New("PRIMARY", fk.Name))
+		}
+	}
+	refs, err := t.GetReferencedForeignKeys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, fk := range refs {
+		if _, ok, err := plan.FindFKIndexWithPrefix(ctx, t, fk.ParentColumns, true, "PRIMARY"); err != nil || !ok {
+			return cmpErr(err, gms.ErrForeignKeyDropIndex.New("PRIMARY", fk.Name))
+		}
+	}
+	return nil
+}
+
+// cmpErr is err when there is one, else otherwise.
+func cmpErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
 }
 
 func errNotSupported(what string) error {
