@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/reorgdb/reorgdb/server/servertest"
 )
@@ -186,4 +189,63 @@ func TestDropPrimaryKeyForeignKey(t *testing.T) {
 	mustExecDB(t, db, "ALTER TABLE p ADD UNIQUE INDEX ucode (code)", "ALTER TABLE p DROP PRIMARY KEY")
 	_, err := db.Exec("INSERT INTO c VALUES (2, 'zz')")
 	wantCode(t, "child row without parent after DROP PRIMARY KEY", err, 1452)
+}
+
+// TestAddPrimaryKeySurvivesRestart: a server stopped while ADD PRIMARY
+// KEY backfills resumes the job when it starts again, and the table ends
+// with its primary key and checks clean.
+func TestAddPrimaryKeySurvivesRestart(t *testing.T) {
+	t.Cleanup(func() {
+		gms.SystemVariables.AssignValues(map[string]any{"reorgdb_ddl_reorg_batch_delay_ms": 0, "tidb_ddl_reorg_batch_size": 256, "tidb_ddl_enable_fast_reorg": 1})
+	})
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	db := s.DB("pkr")
+	mustExecDB(t, db, "CREATE TABLE t (k INT NOT NULL, v INT)")
+	var vals []string
+	for i := 0; i < 4000; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, %d)", i, i%7))
+	}
+	mustExecDB(t, db, "INSERT INTO t VALUES "+strings.Join(vals, ","),
+		"SET GLOBAL tidb_ddl_enable_fast_reorg = OFF", "SET GLOBAL tidb_ddl_reorg_batch_size = 32",
+		"SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 20")
+	go db.Exec("ALTER TABLE t ADD PRIMARY KEY (k)") //nolint:errcheck // its connection goes with the server
+	waitPKJob(t, db, func(state string, rows int64) bool { return state == "running" && rows > 0 })
+	db.Close()
+	s.Close()
+
+	s = servertest.StartDir(t, dir)
+	db = s.DB("pkr")
+	mustExecDB(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
+	waitPKJob(t, db, func(state string, _ int64) bool { return state == "synced" })
+	if create := rowStrings(t, db, "SHOW CREATE TABLE t")[1]; !strings.Contains(create, "PRIMARY KEY (`k`)") {
+		t.Fatalf("SHOW CREATE TABLE after the resumed job: %s", create)
+	}
+	if got := fkRows(t, db, "ADMIN CHECK TABLE t"); strings.Contains(got, "rror") {
+		t.Errorf("ADMIN CHECK TABLE: %s", got)
+	}
+	fkErr(t, db, "INSERT INTO t VALUES (3999, 0)", 1062, "Duplicate entry '3999' for key 't.PRIMARY'")
+}
+
+// waitPKJob waits until the newest DDL job's state and rows done satisfy
+// cond.
+func waitPKJob(t *testing.T, db *sql.DB, cond func(state string, rows int64) bool) {
+	t.Helper()
+	var state string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var id, tableID, rows, total int64
+		var dbn, table, typ, schema, created string
+		var start, end, comment, errText sql.NullString
+		err := db.QueryRow("ADMIN SHOW DDL JOBS 1").Scan(&id, &dbn, &table, &typ, &schema, &tableID, &rows, &total, &created, &start, &end, &state, &comment, &errText)
+		if err == sql.ErrNoRows { // not submitted yet
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(state, rows) {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for the job; last state %s", state)
 }
