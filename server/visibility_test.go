@@ -59,6 +59,11 @@ func TestIndexVisibility(t *testing.T) {
 	if got := fkRows(t, db, "SELECT INDEX_NAME, IS_VISIBLE FROM information_schema.statistics WHERE TABLE_SCHEMA = 'vis' AND TABLE_NAME = 't' ORDER BY INDEX_NAME"); got != "ia,NO;ib,NO;PRIMARY,YES" {
 		t.Errorf("statistics after two clauses: %s", got)
 	}
+	// An invisible index can be dropped and renamed like any other.
+	mustExecDB(t, db, "DROP INDEX ia ON t", "ALTER TABLE t RENAME INDEX ib TO ib2")
+	if got := fkRows(t, db, "SELECT INDEX_NAME, IS_VISIBLE FROM information_schema.statistics WHERE TABLE_SCHEMA = 'vis' AND TABLE_NAME = 't' ORDER BY INDEX_NAME"); got != "ib2,NO;PRIMARY,YES" {
+		t.Errorf("statistics after DROP INDEX and RENAME INDEX: %s", got)
+	}
 }
 
 // wantVisibility checks ib's visibility in SHOW INDEX,

@@ -138,10 +138,9 @@ func (t *Table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 // reads, and of those only the visible ones the statement's index hint
 // allows (a catalog view sees the invisible ones too: visibility.go).
 func (t *Table) GetIndexes(ctx *gms.Context) ([]gms.Index, error) {
-	all := showingAllIndexes(ctx)
 	out := make([]gms.Index, 0, len(t.m.indexes))
 	for _, ix := range t.m.indexes {
-		if ix.state() == catalog.StatePublic && (all || ix.visible() && t.hint.allows(ix.name())) {
+		if ix.state() == catalog.StatePublic && (ix.visible() && t.hint.allows(ix.name()) || !ix.visible() && showingAllIndexes(ctx)) {
 			out = append(out, ix.gmsIndex)
 		}
 	}

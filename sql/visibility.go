@@ -190,14 +190,19 @@ func primaryIndex(t *catalog.Table) *catalog.Index {
 func (ix *indexMeta) visible() bool { return ix.def == nil || !ix.def.Invisible }
 
 // showingAllIndexes reports whether GetIndexes must include invisible
-// indexes: for a catalog view, not for the planner.
+// indexes: for a catalog view or a statement that changes indexes (DROP
+// INDEX, RENAME INDEX, ... look them up there), not for the planner.
 func showingAllIndexes(ctx *gms.Context) bool {
 	if ctx == nil {
 		return false
 	}
-	s, ok := ctx.Session.(*Session)
-	return ok && s.allIndexes.Load()
+	if s, ok := ctx.Session.(*Session); ok && s.allIndexes.Load() {
+		return true
+	}
+	return reIndexDDLStmt.MatchString(ctx.Query())
 }
+
+var reIndexDDLStmt = regexp.MustCompile(`(?is)^\s*(alter\s+table|drop\s+index|create\s+(unique\s+)?index)\b`)
 
 // withAllIndexes runs fn with GetIndexes offering invisible indexes too.
 func withAllIndexes[T any](ctx *gms.Context, fn func() (T, error)) (T, error) {
