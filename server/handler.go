@@ -357,6 +357,10 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	if query, err = checkDDLOptions(query); err != nil {
 		return nil, err
 	}
+	if st, aerr := rsql.ParseAlterIndex(query); aerr != nil || st != nil {
+		// Run as text only (alterindex.go); prepared, it would do nothing.
+		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
+	}
 	if tooManyPlaceholders(query) {
 		return nil, mysql.NewSQLError(1390, mysql.SSUnknownSQLState, "Prepared statement contains too many placeholders")
 	}

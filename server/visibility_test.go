@@ -59,6 +59,13 @@ func TestIndexVisibility(t *testing.T) {
 	if got := fkRows(t, db, "SELECT INDEX_NAME, IS_VISIBLE FROM information_schema.statistics WHERE TABLE_SCHEMA = 'vis' AND TABLE_NAME = 't' ORDER BY INDEX_NAME"); got != "ia,NO;ib,NO;PRIMARY,YES" {
 		t.Errorf("statistics after two clauses: %s", got)
 	}
+	// Prepared, the statement would do nothing: refused as MySQL refuses
+	// what it cannot prepare.
+	if _, err := db.Prepare("ALTER TABLE t ALTER INDEX ia VISIBLE"); err == nil {
+		t.Error("PREPARE of ALTER INDEX succeeded")
+	} else {
+		wantCode(t, "PREPARE ALTER INDEX", err, 1295)
+	}
 	// An invisible index can be dropped and renamed like any other.
 	mustExecDB(t, db, "DROP INDEX ia ON t", "ALTER TABLE t RENAME INDEX ib TO ib2")
 	if got := fkRows(t, db, "SELECT INDEX_NAME, IS_VISIBLE FROM information_schema.statistics WHERE TABLE_SCHEMA = 'vis' AND TABLE_NAME = 't' ORDER BY INDEX_NAME"); got != "ib2,NO;PRIMARY,YES" {
