@@ -249,3 +249,36 @@ func waitPKJob(t *testing.T, db *sql.DB, cond func(state string, rows int64) boo
 	}
 	t.Fatalf("timed out waiting for the job; last state %s", state)
 }
+
+// TestAddPrimaryKeyRefusesNullWhileBuilding: while ADD PRIMARY KEY
+// builds, a write of NULL into its columns gets 1048 (the columns are
+// becoming NOT NULL), and the build goes on to the end.
+func TestAddPrimaryKeyRefusesNullWhileBuilding(t *testing.T) {
+	t.Cleanup(func() {
+		gms.SystemVariables.AssignValues(map[string]any{"reorgdb_ddl_reorg_batch_delay_ms": 0, "tidb_ddl_reorg_batch_size": 256, "tidb_ddl_enable_fast_reorg": 1})
+	})
+	s := servertest.Start(t)
+	db := s.DB("pkn")
+	mustExecDB(t, db, "CREATE TABLE t (a INT, b INT)")
+	var vals []string
+	for i := 0; i < 3000; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, %d)", i, i))
+	}
+	mustExecDB(t, db, "INSERT INTO t VALUES "+strings.Join(vals, ","),
+		"SET GLOBAL tidb_ddl_enable_fast_reorg = OFF", "SET GLOBAL tidb_ddl_reorg_batch_size = 32",
+		"SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 10")
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec("ALTER TABLE t ADD PRIMARY KEY (a)"); done <- err }()
+	waitPKJob(t, db, func(state string, rows int64) bool { return state == "running" && rows > 0 })
+	fkErr(t, db, "INSERT INTO t VALUES (NULL, 1)", 1048, "Column 'a' cannot be null")
+	mustExecDB(t, db, "INSERT INTO t VALUES (5000, 1)", "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 0")
+	if err := <-done; err != nil {
+		t.Fatalf("ADD PRIMARY KEY: %v", err)
+	}
+	if create := rowStrings(t, db, "SHOW CREATE TABLE t")[1]; !strings.Contains(create, "`a` int NOT NULL") || !strings.Contains(create, "PRIMARY KEY (`a`)") {
+		t.Errorf("SHOW CREATE TABLE: %s", create)
+	}
+	if got := fkRows(t, db, "SELECT COUNT(*) FROM t"); got != "3001" {
+		t.Errorf("rows: %s, want 3001", got)
+	}
+}
