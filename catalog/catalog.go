@@ -97,6 +97,10 @@ type Index struct {
 	Primary bool          `json:"primary,omitempty"`
 	State   IndexState    `json:"state"`
 	Comment string        `json:"comment,omitempty"`
+	// Invisible indexes (ALTER INDEX ... INVISIBLE) are maintained by DML
+	// like any other but never chosen by the planner, so that dropping
+	// one can be tried out without rebuilding it.
+	Invisible bool `json:"invisible,omitempty"`
 	// ChangeLogID, while an ingest build fills the index, is the ID of a
 	// key range where DML records the handles of the rows it changes
 	// instead of writing the index's entries (see package ddl). With

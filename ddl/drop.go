@@ -21,7 +21,7 @@ func (m *Manager) SubmitDropIndex(dbName, tableName string, tableID int64, ix *c
 	return m.submit(&Job{
 		Type: JobDropIndex, DBName: dbName, TableName: tableName, TableID: tableID,
 		Query: query, State: JobQueueing, SchemaState: catalog.StatePublic, Mode: "-",
-		Indexes: []IndexSpec{{Name: ix.Name, Columns: ix.Columns, Unique: ix.Unique, ID: ix.ID}},
+		Indexes: []IndexSpec{{Name: ix.Name, Columns: ix.Columns, Unique: ix.Unique, Primary: ix.Primary, ID: ix.ID}},
 	})
 }
 

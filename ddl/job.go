@@ -34,7 +34,11 @@ type IndexSpec struct {
 	Columns []catalog.IndexColumn `json:"columns"`
 	Unique  bool                  `json:"unique,omitempty"`
 	Comment string                `json:"comment,omitempty"`
-	ID      int64                 `json:"id,omitempty"` // assigned when the index enters delete-only
+	// Primary: ADD PRIMARY KEY on a table keyed by a hidden handle; the
+	// index becomes the table's (non-clustered) primary key when public.
+	Primary   bool  `json:"primary,omitempty"`
+	Invisible bool  `json:"invisible,omitempty"` // ADD INDEX ... INVISIBLE
+	ID        int64 `json:"id,omitempty"`        // assigned when the index enters delete-only
 	// ChangeLogID is the index's change log in an ingest build (see
 	// catalog.Index.ChangeLogID), kept here to be cleared in the end.
 	ChangeLogID int64 `json:"change_log_id,omitempty"`

@@ -355,9 +355,32 @@ func (m *Manager) setIndexState(ctx context.Context, id int64, st catalog.IndexS
 				return fmt.Errorf("index %s vanished from table %s", spec.Name, j.TableName)
 			}
 		}
+		syncPrimaryKey(t)
 		j.SchemaState = st
 		return nil
 	})
+}
+
+// syncPrimaryKey keeps the table's primary-key columns in step with a
+// non-clustered primary key that a job adds or drops: the table has that
+// primary key exactly while its index is public, and its columns are
+// NOT NULL from then on, as MySQL makes them.
+func syncPrimaryKey(t *catalog.Table) {
+	if t.HandleColumn != 0 {
+		return
+	}
+	t.PKColumns = nil
+	for _, ix := range t.Indexes {
+		if !ix.Primary || ix.State != catalog.StatePublic {
+			continue
+		}
+		for _, c := range ix.Columns {
+			t.PKColumns = append(t.PKColumns, c.ColumnID)
+			if _, p := t.ColumnByID(c.ColumnID); p >= 0 {
+				t.Columns[p].Nullable = false
+			}
+		}
+	}
 }
 
 // persist writes the in-memory job (with progress) to kv.

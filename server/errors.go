@@ -188,6 +188,9 @@ var kindErrors = []kindError{
 	byKind(gms.ErrForeignKeyNotFound, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERCantDropFieldOrKey, "42000", "Can't DROP '%s'; check that column/key exists", unquote(a[0]))
 	}),
+	byKind(gms.ErrMultiplePrimaryKeysDefined, func([]string, *stmtInfo) error {
+		return sqlErr(mysql.ERMultiplePriKey, "42000", "Multiple primary key defined")
+	}),
 	byKind(gms.ErrTemporaryTablesForeignKeySupport, func([]string, *stmtInfo) error {
 		return sqlErr(1215, "HY000", "Cannot add foreign key constraint")
 	}),

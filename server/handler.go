@@ -218,11 +218,18 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if query, err = checkDDLOptions(query); err != nil {
 		return h.done(c, query, err)
 	}
+	alterIx, err := rsql.ParseAlterIndex(query)
+	if err != nil {
+		return h.done(c, query, err)
+	}
 	if handled, ferr := h.fastInline(ctx, c, query, func(r *sqltypes.Result) error { return cb(r, false) }); handled {
 		return h.done(c, query, ferr)
 	}
 	err = unwrapAbandoned(h.run(ctx, c, query, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
 		gated := gate(cb)
+		if alterIx != nil {
+			return h.alterIndex(ctx, c, query, alterIx, func(r *sqltypes.Result) error { return gated(r, false) })
+		}
 		// The fast path (fasttext.go) runs here too, so that
 		// max_execution_time stops it as it stops the slow path.
 		if handled, ferr := h.fastQuery(ctx, c, query, func(r *sqltypes.Result) error { return gated(r, false) }); handled {
@@ -313,6 +320,15 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	// A text without ';' is one statement (fasttext.go), whose
 	// process-list entry go-mysql-server trims.
 	one := gms.RemoveSpaceAndDelimiter(query, ';')
+	if alterIx, aerr := rsql.ParseAlterIndex(first); aerr != nil {
+		return "", h.done(c, first, aerr)
+	} else if alterIx != nil && !strings.Contains(one, ";") {
+		err = unwrapAbandoned(h.run(ctx, c, one, true, func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
+			gated := gate(h.spool(c, query, cb))
+			return h.alterIndex(ctx, c, one, alterIx, func(r *sqltypes.Result) error { return gated(r, false) })
+		}))
+		return "", h.done(c, query, err)
+	}
 	if !strings.Contains(one, ";") {
 		spool := h.spool(c, query, cb)
 		if handled, ferr := h.fastInline(ctx, c, one, func(r *sqltypes.Result) error { return spool(r, false) }); handled {
@@ -359,6 +375,10 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	}
 	if query, err = checkDDLOptions(query); err != nil {
 		return nil, err
+	}
+	if st, aerr := rsql.ParseAlterIndex(query); aerr != nil || st != nil {
+		// Run as text only (alterindex.go); prepared, it would do nothing.
+		return nil, mysql.NewSQLError(1295, "HY000", "This command is not supported in the prepared statement protocol yet")
 	}
 	if tooManyPlaceholders(query) {
 		return nil, mysql.NewSQLError(1390, mysql.SSUnknownSQLState, "Prepared statement contains too many placeholders")

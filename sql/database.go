@@ -224,6 +224,9 @@ func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.
 	for _, o := range sch.PkOrdinals {
 		t.PKColumns = append(t.PKColumns, t.Columns[o].ID)
 	}
+	if len(sch.PkOrdinals) > 0 && queryInvisible(ctx.Query())["primary"] {
+		return nil, errInvisiblePK()
+	}
 	if len(sch.PkOrdinals) == 1 && isHandleType(sch.Schema[sch.PkOrdinals[0]].Type) {
 		t.HandleColumn = t.Columns[sch.PkOrdinals[0]].ID
 	} else if len(sch.PkOrdinals) > 0 {

@@ -29,11 +29,13 @@ func (x indexer) NewIndex(t *catalog.Table, spec ddl.IndexSpec) (*catalog.Index,
 		}
 		cols[i] = gms.IndexColumn{Name: col.Name, Length: c.Length}
 	}
-	ix, err := newIndexDef(t, spec.Name, cols, spec.Unique)
+	ix, err := newIndexDef(t, spec.Name, cols, spec.Unique || spec.Primary)
 	if err != nil {
 		return nil, sqlToDDLError(err)
 	}
 	ix.Comment = spec.Comment
+	ix.Primary = spec.Primary
+	ix.Invisible = spec.Invisible
 	return ix, nil
 }
 
@@ -64,7 +66,7 @@ func (x indexer) Entries(dbName string, t *catalog.Table, ids []int64, h int64, 
 	ed := &editor{t: &Table{m: m}}
 	ents, err := ed.entries(row, h, want, nil)
 	if err != nil {
-		return nil, err
+		return nil, backfillError(err)
 	}
 	return ddlEntries(ents), nil
 }
@@ -126,13 +128,24 @@ func (e *entryEncoder) Encode(h int64, value []byte, emit func(ix int, key, valu
 		e.sk = e.sk[:0]
 		e.key, e.val, _, e.kvals, err = e.m.appendEntry(ix, e.row, h, e.key[:0], e.val[:0], e.kvals, &e.sk)
 		if err != nil {
-			return err
+			return backfillError(err)
 		}
 		if err := emit(e.ord[i], e.key, e.val); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// backfillError is a row's error as the job that builds an index reports
+// it: a NULL in a primary key being added fails ADD PRIMARY KEY with
+// MySQL's 1138, where an INSERT of that NULL gets 1048.
+func backfillError(err error) error {
+	var se *mysql.SQLError
+	if errors.As(err, &se) && se.Num == mysql.ERBadNullError {
+		return &ddl.Error{Code: mysql.ERInvalidUseOfNull, Msg: "Invalid use of NULL value"}
+	}
+	return err
 }
 
 // sqlToDDLError keeps a MySQL error's code when it crosses into a job.
@@ -199,7 +212,7 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 			if !ok {
 				return gms.ErrTableNotFound.New(t.Name())
 			}
-			nt, _, err := withPublicIndex(cur, def)
+			nt, _, err := withPublicIndex(ctx, cur, def)
 			if err != nil {
 				return err
 			}
@@ -213,6 +226,7 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		defs = more
 	}
 	specs := make([]ddl.IndexSpec, 0, len(defs))
+	invisible := queryInvisible(ctx.Query())
 	for _, d := range defs {
 		if d.IsFullText() || d.IsSpatial() || d.IsVector() || d.IsPrimary() {
 			continue
@@ -228,8 +242,22 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		if spec.Name == "" {
 			spec.Name = generatedIndexName(t.m.def, d.Columns)
 		}
+		spec.Invisible = invisible[strings.ToLower(spec.Name)]
 		specs = append(specs, spec)
 	}
+	if err := t.addIndexJob(ctx, specs); err != nil {
+		return err
+	}
+	if sess != nil && len(specs) > 1 {
+		sess.markDone(ctx, t.m.def.ID, specs)
+	}
+	return nil
+}
+
+// addIndexJob runs an ADD INDEX job for specs and waits for its end.
+func (t *Table) addIndexJob(ctx *gms.Context, specs []ddl.IndexSpec) error {
+	e := t.db.e
+	sess, _ := ctx.Session.(*Session)
 	// Validate now, against the current definition, so that a bad
 	// statement fails at once and never becomes a job.
 	scratch := t.m.def.Clone()
@@ -251,13 +279,7 @@ func (t *Table) CreateIndex(ctx *gms.Context, def gms.IndexDef) error {
 		}
 		return e.DDL.Wait(ctx, id)
 	})
-	if err != nil {
-		return ddlToSQLError(err)
-	}
-	if sess != nil && len(specs) > 1 {
-		sess.markDone(ctx, t.m.def.ID, specs)
-	}
-	return nil
+	return ddlToSQLError(err)
 }
 
 // alterIndexClauses returns the ADD INDEX clauses of an ALTER TABLE
@@ -395,7 +417,7 @@ func (t *Table) RenameIndex(ctx *gms.Context, from, to string) error {
 // withPublicIndex is a copy of table t with index def added, public at
 // once: for a table nobody else can see yet (created by the statement, or
 // temporary).
-func withPublicIndex(t *catalog.Table, def gms.IndexDef) (*catalog.Table, *catalog.Index, error) {
+func withPublicIndex(ctx *gms.Context, t *catalog.Table, def gms.IndexDef) (*catalog.Table, *catalog.Index, error) {
 	nt := t.Clone()
 	name := def.Name
 	if name == "" {
@@ -406,6 +428,7 @@ func withPublicIndex(t *catalog.Table, def gms.IndexDef) (*catalog.Table, *catal
 		return nil, nil, err
 	}
 	ix.Comment = def.Comment
+	ix.Invisible = queryInvisible(ctx.Query())[strings.ToLower(ix.Name)]
 	ix.State = catalog.StatePublic
 	nt.Indexes = append(nt.Indexes, ix)
 	return nt, ix, nil

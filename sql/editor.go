@@ -155,6 +155,11 @@ func (m *tableMeta) appendEntry(ix *indexMeta, row gms.Row, h int64, kdst, vdst 
 	if err != nil {
 		return nil, nil, false, nil, err
 	}
+	if hasNull && ix.def != nil && ix.def.Primary {
+		// Only while ADD PRIMARY KEY builds it: the columns of a public
+		// primary key are NOT NULL.
+		return nil, nil, false, nil, m.nullInKey(ix, vals)
+	}
 	if ix.unique() && !hasNull {
 		key, err = codec.IndexKey(kdst, m.def.ID, ix.def.ID, vals, nil)
 		return key, codec.EncodeHandle(vdst, h), true, vals, err
@@ -163,6 +168,18 @@ func (m *tableMeta) appendEntry(ix *indexMeta, row gms.Row, h int64, kdst, vdst 
 	// handle makes the key distinct.
 	key, err = codec.IndexKey(kdst, m.def.ID, ix.def.ID, vals, &h)
 	return key, vdst, false, vals, err
+}
+
+// nullInKey is the error for a NULL in a key part of ix.
+func (m *tableMeta) nullInKey(ix *indexMeta, vals []any) error {
+	name := ""
+	for i, v := range vals {
+		if v == nil {
+			name = m.schema[ix.pos[i]].Name
+			break
+		}
+	}
+	return mysql.NewSQLError(mysql.ERBadNullError, "23000", "Column '%s' cannot be null", name)
 }
 
 func (e *editor) rowHandle(ctx *gms.Context, row gms.Row) (int64, error) {

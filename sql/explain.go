@@ -10,6 +10,8 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+
+	"github.com/reorgdb/reorgdb/catalog"
 )
 
 // execOverride builds the nodes whose go-mysql-server executors are
@@ -485,11 +487,21 @@ func showIndexRows(ctx *gms.Context, n *plan.ShowIndexes) (gms.RowIter, error) {
 	if !ok {
 		return nil, nil
 	}
-	var rows []gms.Row
 	for _, gi := range n.IndexesToShow {
-		idx, ok := gi.(*Index)
-		if !ok {
+		if _, ok := gi.(*Index); !ok {
 			return nil, nil // not ours: go-mysql-server's rows
+		}
+	}
+	var rows []gms.Row
+	// From the table, not n.IndexesToShow, which lacks invisible indexes.
+	for _, ix := range t.m.indexes {
+		if ix.state() != catalog.StatePublic {
+			continue
+		}
+		idx := ix.gmsIndex
+		visible := "YES"
+		if !ix.visible() {
+			visible = "NO"
 		}
 		card := cardinality(ctx, t, idx.ix)
 		for k, p := range idx.ix.pos {
@@ -511,7 +523,7 @@ func showIndexRows(ctx *gms.Context, n *plan.ShowIndexes) (gms.RowIter, error) {
 				c = card[k]
 			}
 			rows = append(rows, gms.Row{t.m.def.Name, nonUnique, idx.ID(), uint32(k + 1), col.Name, "A", c, subPart,
-				nil, null, idx.IndexType(), idx.Comment(), "", "YES", nil})
+				nil, null, idx.IndexType(), idx.Comment(), "", visible, nil})
 		}
 	}
 	return gms.RowsToRowIter(rows...), nil

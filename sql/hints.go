@@ -191,7 +191,7 @@ func checkHint(h *indexHint, m *tableMeta) error {
 	for _, n := range h.names {
 		found := false
 		for _, ix := range m.indexes {
-			if strings.EqualFold(ix.name(), n) {
+			if ix.visible() && strings.EqualFold(ix.name(), n) {
 				found = true
 				break
 			}

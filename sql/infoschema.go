@@ -137,14 +137,15 @@ func (t *statisticsTable) AssignCatalog(cat gms.Catalog) gms.Table {
 }
 
 func (t *statisticsTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.RowIter, error) {
-	it, err := t.CatalogTable.PartitionRows(ctx, p)
+	// go-mysql-server makes the rows here, from GetIndexes.
+	it, err := withAllIndexes(ctx, func() (gms.RowIter, error) { return t.CatalogTable.PartitionRows(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
 	col := t.Schema().IndexOfColName
 	s := &statisticsIter{RowIter: it, e: t.e, schema: col("TABLE_SCHEMA"), table: col("TABLE_NAME"), index: col("INDEX_NAME"),
-		seq: col("SEQ_IN_INDEX"), card: col("CARDINALITY"), sub: col("SUB_PART"), cache: map[string][]int64{}}
-	if s.schema < 0 || s.table < 0 || s.index < 0 || s.seq < 0 || s.card < 0 || s.sub < 0 {
+		seq: col("SEQ_IN_INDEX"), card: col("CARDINALITY"), sub: col("SUB_PART"), vis: col("IS_VISIBLE"), cache: map[string][]int64{}}
+	if s.schema < 0 || s.table < 0 || s.index < 0 || s.seq < 0 || s.card < 0 || s.sub < 0 || s.vis < 0 {
 		return it, nil
 	}
 	return s, nil
@@ -152,9 +153,9 @@ func (t *statisticsTable) PartitionRows(ctx *gms.Context, p gms.Partition) (gms.
 
 type statisticsIter struct {
 	gms.RowIter
-	e                                    *Engine
-	schema, table, index, seq, card, sub int
-	cache                                map[string][]int64
+	e                                         *Engine
+	schema, table, index, seq, card, sub, vis int
+	cache                                     map[string][]int64
 }
 
 func (s *statisticsIter) Next(ctx *gms.Context) (gms.Row, error) {
@@ -188,6 +189,9 @@ func (s *statisticsIter) Next(ctx *gms.Context) (gms.Row, error) {
 		row = append(gms.Row(nil), row...)
 		if ix.prefix[seq-1] == 0 {
 			row[s.sub] = nil
+		}
+		if !ix.visible() {
+			row[s.vis] = "NO"
 		}
 		key := strings.ToLower(db + "." + tbl + "." + ixName)
 		card, ok := s.cache[key]

@@ -58,6 +58,9 @@ type Session struct {
 	endAlter []func()
 	// hints is the index hints of the last statement planned (hints.go).
 	hints atomic.Pointer[stmtHints]
+	// allIndexes: a catalog view is being read, which lists invisible
+	// indexes too (visibility.go).
+	allIndexes atomic.Bool
 	// precs is the result precisions of the last statement planned
 	// (fields.go).
 	precs atomic.Pointer[resultPrecisions]

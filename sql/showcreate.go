@@ -11,6 +11,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
+
+	"github.com/reorgdb/reorgdb/catalog"
 )
 
 // SHOW CREATE TABLE prints a literal default as go-mysql-server's
@@ -33,7 +35,8 @@ func (o *execOverride) showCreateTable(ctx *gms.Context, n *plan.ShowCreateTable
 		return nil, err
 	}
 	parents := otherDBParents(ctx, n)
-	if !changed && parents == nil {
+	all, invisible := invisibleIndexes(ctx, n)
+	if !changed && parents == nil && invisible == nil {
 		return nil, nil
 	}
 	var nn gms.Node = n
@@ -42,13 +45,52 @@ func (o *execOverride) showCreateTable(ctx *gms.Context, n *plan.ShowCreateTable
 			return nil, err
 		}
 	}
+	if invisible != nil {
+		c := *nn.(*plan.ShowCreateTable)
+		c.Indexes = all
+		nn = &c
+	}
 	rewrittenShowCreate.Store(nn, struct{}{})
 	defer rewrittenShowCreate.Delete(nn)
 	it, err := o.base().Build(ctx, nn, r)
-	if err != nil || parents == nil {
+	if err != nil || parents == nil && invisible == nil {
 		return it, err
 	}
-	return &qualifyParents{RowIter: it, parents: parents}, nil
+	return &qualifyParents{RowIter: it, parents: parents, invisible: invisible}, nil
+}
+
+// invisibleIndexes returns, when the table has invisible indexes, all
+// its indexes (n.Indexes lacks the invisible ones) and the invisible
+// ones' names; else nil, nil.
+func invisibleIndexes(ctx *gms.Context, n *plan.ShowCreateTable) ([]gms.Index, []string) {
+	rt, ok := n.Child.(*plan.ResolvedTable)
+	if !ok {
+		return nil, nil
+	}
+	t, ok := rt.UnderlyingTable().(*Table)
+	if !ok {
+		return nil, nil
+	}
+	var names []string
+	for _, ix := range t.m.indexes {
+		if !ix.visible() && ix.state() == catalog.StatePublic {
+			names = append(names, ix.name())
+		}
+	}
+	if names == nil {
+		return nil, nil
+	}
+	all, err := withAllIndexes(ctx, func() ([]gms.Index, error) { return t.GetIndexes(ctx) })
+	if err != nil {
+		return nil, nil
+	}
+	var out []gms.Index
+	for _, ix := range all {
+		if ix.ID() != "PRIMARY" { // go-mysql-server prints the primary key from the schema
+			out = append(out, ix)
+		}
+	}
+	return out, names
 }
 
 // fixedDefaults is sch with the literal defaults MySQL prints otherwise
@@ -100,7 +142,8 @@ func otherDBParents(ctx *gms.Context, n *plan.ShowCreateTable) map[string]string
 // parents, in SHOW CREATE TABLE's statement.
 type qualifyParents struct {
 	gms.RowIter
-	parents map[string]string
+	parents   map[string]string
+	invisible []string // indexes to mark /*!80000 INVISIBLE */, as MySQL prints them
 }
 
 func (q *qualifyParents) Next(ctx *gms.Context) (gms.Row, error) {
@@ -124,9 +167,34 @@ func (q *qualifyParents) Next(ctx *gms.Context) (gms.Row, error) {
 		pos := at + ref + len(") REFERENCES ")
 		stmt = stmt[:pos] + gms.QuoteIdentifier(db) + "." + stmt[pos:]
 	}
+	stmt = markInvisible(stmt, q.invisible)
 	out := slices.Clone(row)
 	out[1] = stmt
 	return out, nil
+}
+
+// markInvisible adds MySQL 8's INVISIBLE comment to the lines of the
+// named indexes in a CREATE TABLE statement.
+func markInvisible(stmt string, names []string) string {
+	if names == nil {
+		return stmt
+	}
+	lines := strings.Split(stmt, "\n")
+	for i, l := range lines {
+		for _, name := range names {
+			key := "KEY " + gms.QuoteIdentifier(name) + " ("
+			if !strings.HasPrefix(strings.TrimLeft(l, " "), key) && !strings.HasPrefix(strings.TrimLeft(l, " "), "UNIQUE "+key) {
+				continue
+			}
+			comma := strings.HasSuffix(l, ",")
+			l = strings.TrimSuffix(l, ",") + " /*!80000 INVISIBLE */"
+			if comma {
+				l += ","
+			}
+			lines[i] = l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // displayDefault is how MySQL prints col's literal default, for the types

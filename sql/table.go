@@ -135,11 +135,12 @@ func (t *Table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 }
 
 // GetIndexes implements sql.IndexAddressable: only public indexes serve
-// reads, and of those only the ones the statement's index hint allows.
-func (t *Table) GetIndexes(*gms.Context) ([]gms.Index, error) {
+// reads, and of those only the visible ones the statement's index hint
+// allows (a catalog view sees the invisible ones too: visibility.go).
+func (t *Table) GetIndexes(ctx *gms.Context) ([]gms.Index, error) {
 	out := make([]gms.Index, 0, len(t.m.indexes))
 	for _, ix := range t.m.indexes {
-		if ix.state() == catalog.StatePublic && t.hint.allows(ix.name()) {
+		if ix.state() == catalog.StatePublic && (ix.visible() && t.hint.allows(ix.name()) || !ix.visible() && showingAllIndexes(ctx)) {
 			out = append(out, ix.gmsIndex)
 		}
 	}

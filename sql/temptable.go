@@ -269,7 +269,7 @@ func (t *Table) createTempIndex(ctx *gms.Context, def gms.IndexDef) error {
 	if !ok {
 		return gms.ErrTableNotFound.New(t.Name())
 	}
-	nt, ix, err := withPublicIndex(cur, def)
+	nt, ix, err := withPublicIndex(ctx, cur, def)
 	if err != nil {
 		return err
 	}
