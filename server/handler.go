@@ -199,6 +199,10 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if err = h.precheck(c, query); err != nil {
 		return h.done(c, query, err)
 	}
+	query, acctAfter, err := h.accountTLSBefore(query)
+	if err != nil {
+		return h.done(c, query, err)
+	}
 	txnOnce, err := h.txnOnceBefore(c, query)
 	if err != nil {
 		return h.done(c, query, err)
@@ -228,6 +232,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		h.afterKill(query)
 		if txnOnce != nil {
 			txnOnce()
+		}
+		if acctAfter != nil {
+			err = acctAfter()
 		}
 	}
 	return h.done(c, query, err)
@@ -285,6 +292,13 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if err = h.precheck(c, first); err != nil {
 		return "", h.done(c, first, err)
 	}
+	// ALTER USER loses its REQUIRE clause: first is a prefix of query.
+	var acctAfter func() error
+	if f, after, aerr := h.accountTLSBefore(first); aerr != nil {
+		return "", h.done(c, first, aerr)
+	} else if after != nil && strings.HasPrefix(query, first) {
+		query, first, acctAfter = f+query[len(first):], f, after
+	}
 	txnOnce, err := h.txnOnceBefore(c, first)
 	if err != nil {
 		return "", h.done(c, first, err)
@@ -334,6 +348,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		if txnOnce != nil {
 			txnOnce()
 		}
+		if acctAfter != nil {
+			err = acctAfter()
+		}
 	}
 	return rest, h.done(c, stmt, err)
 }
@@ -343,6 +360,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
 	if err = h.precheck(c, query); err != nil {
+		return nil, err
+	}
+	if err = checkPreparedRequire(query); err != nil {
 		return nil, err
 	}
 	if query, err = checkDDLOptions(query); err != nil {
