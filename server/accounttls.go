@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -136,6 +137,8 @@ func (s *Server) checkAccountTLS(c *mysql.Conn, g mysql.Getter, addr net.Addr) e
 	return mysql.NewSQLError(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError, "Access denied")
 }
 
+var reAlterUser = regexp.MustCompile(`(?i)^alter\s+user\s`)
+
 func keyOf(an sqlparser.AccountName) accountKey {
 	host := an.Host
 	if an.AnyHost || host == "" {
@@ -152,37 +155,40 @@ func errRequireUnsupported(what string) error {
 // accountTLSBefore handles the TLS requirement of CREATE USER, ALTER USER
 // and DROP USER: it returns the statement go-mysql-server is to run (ALTER
 // USER without its REQUIRE clause, which go-mysql-server's grammar lacks)
-// and what to record once it has succeeded.
-func (h *handler) accountTLSBefore(query string) (string, func() error, error) {
+// and what to record once it has succeeded; handled is true if there is
+// nothing for go-mysql-server to do.
+func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after func() error, handled bool, _ error) {
 	t := strings.TrimLeft(query, " \t\r\n(")
 	if len(t) < 5 {
-		return query, nil, nil
+		return query, nil, false, nil
 	}
 	switch strings.ToLower(t[:5]) {
 	case "creat", "drop ":
 		stmt, err := sqlparser.Parse(query)
 		if err != nil {
-			return query, nil, nil // go-mysql-server reports it
+			return query, nil, false, nil // go-mysql-server reports it
 		}
 		switch st := stmt.(type) {
 		case *sqlparser.CreateUser:
 			after, err := h.createUserTLS(st)
-			return query, after, err
+			return query, after, false, err
 		case *sqlparser.DropUser:
 			keys := make([]accountKey, len(st.AccountNames))
 			for i, an := range st.AccountNames {
 				keys[i] = keyOf(an)
 			}
-			return query, func() error { return h.s.acctTLS.set("", keys...) }, nil
+			return query, func() error { return h.s.acctTLS.set("", keys...) }, false, nil
 		}
 	case "alter":
-		return h.alterUserTLS(query)
+		if reAlterUser.MatchString(t) {
+			return h.alterUserTLS(c, query)
+		}
 	case "grant":
 		if _, _, _, found := requireClause(query); found {
-			return query, nil, errRequireUnsupported("GRANT ... REQUIRE; use ALTER USER ... REQUIRE")
+			return query, nil, false, errRequireUnsupported("GRANT ... REQUIRE; use ALTER USER ... REQUIRE")
 		}
 	}
-	return query, nil, nil
+	return query, nil, false, nil
 }
 
 // createUserTLS records the requirement of the accounts CREATE USER
@@ -218,35 +224,80 @@ func tlsRequirement(o *sqlparser.TLSOptions) (string, error) {
 }
 
 // alterUserTLS takes the REQUIRE clause out of ALTER USER and records it
-// for the account once the rest has succeeded.
-func (h *handler) alterUserTLS(query string) (string, func() error, error) {
+// for the account once the rest has succeeded. go-mysql-server would set
+// the password of an ALTER USER that gives none to ”, so one that only
+// changes the requirement is not passed on: it is checked (noop) here.
+func (h *handler) alterUserTLS(c *mysql.Conn, query string) (string, func() error, bool, error) {
 	start, end, req, found := requireClause(query)
-	if !found {
-		return query, nil, nil
-	}
 	if req == "?" {
-		return query, nil, errRequireUnsupported("REQUIRE CIPHER, ISSUER or SUBJECT")
+		return query, nil, false, errRequireUnsupported("REQUIRE CIPHER, ISSUER or SUBJECT")
 	}
-	rest := query[:start] + " " + query[end:]
+	rest := query
+	if found {
+		rest = query[:start] + " " + query[end:]
+	}
 	stmt, err := sqlparser.Parse(rest)
 	if err != nil {
-		return query, nil, nil // go-mysql-server reports it
+		return query, nil, false, nil // go-mysql-server reports it
 	}
 	ddl, ok := stmt.(*sqlparser.DDL)
 	if !ok || ddl.Action != sqlparser.AlterStr || ddl.User.IsEmpty() {
-		return query, nil, nil
+		return query, nil, false, nil
 	}
 	k := keyOf(ddl.User)
+	exists := h.s.accountExists(k)
+	if a := ddl.Authentication; a == nil || *a == (sqlparser.Authentication{}) {
+		if err := h.s.checkAlterUser(c, k, exists, ddl.IfExists); err != nil {
+			return query, nil, false, err
+		}
+		if !found || !exists {
+			return query, nil, true, nil
+		}
+		return query, func() error { return h.s.acctTLS.set(req, k) }, true, nil
+	}
+	if !found {
+		return query, nil, false, nil
+	}
 	return rest, func() error {
-		db := h.s.engine.SQL.Analyzer.Catalog.MySQLDb
-		rd := db.Reader()
-		_, exists := rd.GetUser(mysql_db.UserPrimaryKey{User: k.User, Host: k.Host})
-		rd.Close()
-		if !exists { // ALTER USER IF EXISTS of no account
+		if !h.s.accountExists(k) { // ALTER USER IF EXISTS of no account
 			return nil
 		}
 		return h.s.acctTLS.set(req, k)
-	}, nil
+	}, false, nil
+}
+
+func (s *Server) accountExists(k accountKey) bool {
+	rd := s.engine.SQL.Analyzer.Catalog.MySQLDb.Reader()
+	defer rd.Close()
+	_, ok := rd.GetUser(mysql_db.UserPrimaryKey{User: k.User, Host: k.Host})
+	return ok
+}
+
+// checkAlterUser answers as MySQL an ALTER USER of account k by the
+// client of c: it needs CREATE USER, or UPDATE on the mysql schema, and
+// an existing account unless IF EXISTS.
+func (s *Server) checkAlterUser(c *mysql.Conn, k accountKey, exists, ifExists bool) error {
+	if !s.canAlterUsers(c.UserData) {
+		return mysql.NewSQLError(mysql.ERSpecifiedAccessDenied, "42000",
+			"Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
+	}
+	if !exists && !ifExists {
+		return mysql.NewSQLError(1396, mysql.SSUnknownSQLState, "Operation ALTER USER failed for '%s'@'%s'", k.User, k.Host)
+	}
+	return nil
+}
+
+func (s *Server) canAlterUsers(g mysql.Getter) bool {
+	u, ok := g.(gms.MysqlConnectionUser)
+	if !ok {
+		return false
+	}
+	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	defer rd.Close()
+	user := db.GetUser(rd, u.User, u.Host, false)
+	return user != nil && (user.PrivilegeSet.Has(gms.PrivilegeType_CreateUser) ||
+		user.PrivilegeSet.Database("mysql").Has(gms.PrivilegeType_Update))
 }
 
 // requireClause finds an account's REQUIRE clause in query by its tokens

@@ -199,8 +199,13 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if err = h.precheck(c, query); err != nil {
 		return h.done(c, query, err)
 	}
-	query, acctAfter, err := h.accountTLSBefore(query)
-	if err != nil {
+	query, acctAfter, handled, err := h.accountTLSBefore(c, query)
+	if err == nil && handled {
+		if err = cb(&sqltypes.Result{}, false); err == nil && acctAfter != nil {
+			err = acctAfter()
+		}
+	}
+	if err != nil || handled {
 		return h.done(c, query, err)
 	}
 	txnOnce, err := h.txnOnceBefore(c, query)
@@ -283,10 +288,10 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		}
 		return "", h.done(c, query, err)
 	}
-	first := query
+	first, others := query, ""
 	if strings.Contains(query, ";") { // else it is one statement
-		if f, _, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
-			first = f
+		if f, r, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
+			first, others = f, r
 		}
 	}
 	if err = h.precheck(c, first); err != nil {
@@ -294,8 +299,17 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	// ALTER USER loses its REQUIRE clause: first is a prefix of query.
 	var acctAfter func() error
-	if f, after, aerr := h.accountTLSBefore(first); aerr != nil {
-		return "", h.done(c, first, aerr)
+	if f, after, handled, aerr := h.accountTLSBefore(c, first); aerr != nil || handled {
+		if aerr == nil && after != nil {
+			aerr = after()
+		}
+		if aerr == nil {
+			aerr = h.spool(c, first, cb)(&sqltypes.Result{}, others != "")
+		}
+		if aerr != nil {
+			others = ""
+		}
+		return others, h.done(c, first, aerr)
 	} else if after != nil && strings.HasPrefix(query, first) {
 		query, first, acctAfter = f+query[len(first):], f, after
 	}

@@ -1,0 +1,194 @@
+package server_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// loginErr logs in as user with password, over TLS if tlsName is set.
+func loginErr(t *testing.T, s *servertest.Server, user, password, tlsName string) error {
+	t.Helper()
+	dsn := user + ":" + password + "@tcp(" + s.Addr() + ")/"
+	if tlsName != "" {
+		dsn += "?tls=" + tlsName
+	}
+	var got string
+	err := openDSN(t, dsn).QueryRow("SELECT CURRENT_USER()").Scan(&got)
+	if err == nil && !strings.HasPrefix(got, user+"@") {
+		t.Fatalf("logged in as %s: CURRENT_USER() = %q", user, got)
+	}
+	return err
+}
+
+// expectDenied checks MySQL 8's answer to a login that does not meet the
+// account's REQUIRE: the 1045 of a wrong password.
+func expectDenied(t *testing.T, err error, user string) {
+	t.Helper()
+	want := "Access denied for user '" + user + "'@'localhost' (using password: YES)"
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1045 || me.Message != want {
+		t.Fatalf("login of %s: %v, want 1045 %q", user, err, want)
+	}
+}
+
+func rootExec(t *testing.T, s *servertest.Server, queries ...string) {
+	t.Helper()
+	db := s.DB("")
+	defer db.Close()
+	for _, q := range queries {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestAccountRequireSSL: an account created or altered with REQUIRE SSL
+// is refused without TLS and admitted with it, REQUIRE NONE lifts the
+// requirement, it survives a restart, and a dropped and re-created
+// account starts without it.
+func TestAccountRequireSSL(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	rootExec(t, s,
+		"CREATE USER 'sec'@'%' IDENTIFIED BY 'pw' REQUIRE SSL",
+		"CREATE USER 'plain'@'%' IDENTIFIED BY 'REQUIRE SSL'",
+		"CREATE USER 'none'@'%' IDENTIFIED BY 'pw' REQUIRE NONE")
+	expectDenied(t, loginErr(t, s, "sec", "pw", ""), "sec")
+	if err := loginErr(t, s, "sec", "pw", "skip-verify"); err != nil {
+		t.Fatalf("REQUIRE SSL account over TLS: %v", err)
+	}
+	for _, u := range []struct{ user, pw string }{{"plain", "REQUIRE SSL"}, {"none", "pw"}} {
+		if err := loginErr(t, s, u.user, u.pw, ""); err != nil {
+			t.Fatalf("%s without TLS: %v", u.user, err)
+		}
+	}
+
+	rootExec(t, s, "ALTER USER 'sec'@'%' REQUIRE NONE")
+	if err := loginErr(t, s, "sec", "pw", ""); err != nil {
+		t.Fatalf("after ALTER USER ... REQUIRE NONE, without TLS: %v", err)
+	}
+	rootExec(t, s, "ALTER USER sec IDENTIFIED BY 'pw2' REQUIRE SSL")
+	expectDenied(t, loginErr(t, s, "sec", "pw2", ""), "sec")
+	if err := loginErr(t, s, "sec", "pw2", "skip-verify"); err != nil {
+		t.Fatalf("new password over TLS after ALTER USER: %v", err)
+	}
+
+	s.Close()
+	s = servertest.StartDir(t, dir)
+	expectDenied(t, loginErr(t, s, "sec", "pw2", ""), "sec")
+	if err := loginErr(t, s, "sec", "pw2", "skip-verify"); err != nil {
+		t.Fatalf("REQUIRE SSL account over TLS after a restart: %v", err)
+	}
+	if err := loginErr(t, s, "none", "pw", ""); err != nil {
+		t.Fatalf("REQUIRE NONE account without TLS after a restart: %v", err)
+	}
+
+	rootExec(t, s, "DROP USER sec", "CREATE USER sec IDENTIFIED BY 'pw3'")
+	if err := loginErr(t, s, "sec", "pw3", ""); err != nil {
+		t.Fatalf("re-created account without REQUIRE, without TLS: %v", err)
+	}
+	// IF NOT EXISTS of an existing account changes nothing.
+	rootExec(t, s, "CREATE USER IF NOT EXISTS sec IDENTIFIED BY 'pw3' REQUIRE SSL")
+	if err := loginErr(t, s, "sec", "pw3", ""); err != nil {
+		t.Fatalf("after CREATE USER IF NOT EXISTS of an existing account: %v", err)
+	}
+}
+
+// TestAccountRequireUnsupported: the REQUIRE forms ReorgDB does not keep
+// are refused with 1235, and create nothing.
+func TestAccountRequireUnsupported(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("")
+	rootExec(t, s, "CREATE USER u1 IDENTIFIED BY 'pw'")
+	for _, q := range []string{
+		"CREATE USER r1 REQUIRE SUBJECT '/CN=client'",
+		"CREATE USER r1 REQUIRE CIPHER 'AES' AND ISSUER '/CN=ca'",
+		"ALTER USER u1 REQUIRE ISSUER '/CN=ca'",
+		"GRANT SELECT ON *.* TO u1 REQUIRE SSL",
+	} {
+		_, err := db.Exec(q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user = 'r1'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("refused CREATE USER left %d accounts, %v", n, err)
+	}
+	if err := loginErr(t, s, "u1", "pw", ""); err != nil {
+		t.Errorf("u1 without TLS after a refused ALTER USER: %v", err)
+	}
+	if _, err := db.Exec("ALTER USER nobody REQUIRE SSL"); err == nil {
+		t.Error("ALTER USER of an unknown account succeeded")
+	}
+}
+
+// TestAccountRequireX509: REQUIRE X509 admits only TLS connections whose
+// client certificate is signed by the server's CA.
+func TestAccountRequireX509(t *testing.T) {
+	s := servertest.Start(t)
+	rootExec(t, s, "CREATE USER 'x5'@'%' IDENTIFIED BY 'pw' REQUIRE X509")
+	expectDenied(t, loginErr(t, s, "x5", "pw", ""), "x5")
+	expectDenied(t, loginErr(t, s, "x5", "pw", "skip-verify"), "x5")
+	name := "x509client"
+	if err := mysql.RegisterTLSConfig(name, &tls.Config{
+		InsecureSkipVerify: true, Certificates: []tls.Certificate{clientCert(t, s.Dir)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := loginErr(t, s, "x5", "pw", name); err != nil {
+		t.Fatalf("REQUIRE X509 with a client certificate: %v", err)
+	}
+}
+
+// clientCert issues a client certificate signed by the CA the server
+// generated in dir.
+func clientCert(t *testing.T, dir string) tls.Certificate {
+	t.Helper()
+	ca, err := tls.LoadX509KeyPair(filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(ca.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(3),
+		Subject:      pkix.Name{CommonName: "client"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, ca.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
