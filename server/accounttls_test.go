@@ -133,9 +133,28 @@ func TestAccountRequireUnsupported(t *testing.T) {
 	if err := loginErr(t, s, "u1", "pw", ""); err != nil {
 		t.Errorf("u1 without TLS after a refused ALTER USER: %v", err)
 	}
-	if _, err := db.Exec("ALTER USER nobody REQUIRE SSL"); err == nil {
-		t.Error("ALTER USER of an unknown account succeeded")
+	_, err := db.Exec("ALTER USER nobody REQUIRE SSL")
+	expectCode(t, err, 1396)
+	if _, err := db.Exec("ALTER USER IF EXISTS nobody REQUIRE SSL"); err != nil {
+		t.Errorf("ALTER USER IF EXISTS of an unknown account: %v", err)
 	}
+	// Without CREATE USER, an account cannot change another's REQUIRE.
+	rootExec(t, s, "CREATE USER u2 IDENTIFIED BY 'pw' REQUIRE SSL")
+	u1 := openDSN(t, "u1:pw@tcp("+s.Addr()+")/")
+	_, err = u1.Exec("ALTER USER u2 REQUIRE NONE")
+	expectCode(t, err, 1227)
+	expectDenied(t, loginErr(t, s, "u2", "pw", ""), "u2")
+}
+
+// TestAlterUserKeepsPassword: an ALTER USER that names no password keeps
+// the account's password.
+func TestAlterUserKeepsPassword(t *testing.T) {
+	s := servertest.Start(t)
+	rootExec(t, s, "CREATE USER k IDENTIFIED BY 'pw'", "ALTER USER k", "ALTER USER k REQUIRE NONE")
+	if err := loginErr(t, s, "k", "pw", ""); err != nil {
+		t.Fatalf("login with the password after ALTER USER k: %v", err)
+	}
+	expectCode(t, loginErr(t, s, "k", "", ""), 1045)
 }
 
 // TestAccountRequireX509: REQUIRE X509 admits only TLS connections whose
