@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
+	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
 // go-mysql-server parses an account's REQUIRE SSL or X509 and drops it:
@@ -275,11 +276,14 @@ func (s *Server) accountExists(k accountKey) bool {
 
 // checkAlterUser answers as MySQL an ALTER USER of account k by the
 // client of c: it needs CREATE USER, or UPDATE on the mysql schema, and
-// an existing account unless IF EXISTS.
+// an existing account unless IF EXISTS, and read_only off.
 func (s *Server) checkAlterUser(c *mysql.Conn, k accountKey, exists, ifExists bool) error {
 	if !s.canAlterUsers(c.UserData) {
 		return mysql.NewSQLError(mysql.ERSpecifiedAccessDenied, "42000",
 			"Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
+	}
+	if err := rsql.ReadOnlyRefuses(s.hasPrivilege(c.UserData, "connection_admin")); err != nil {
+		return err
 	}
 	if !exists && !ifExists {
 		return mysql.NewSQLError(1396, mysql.SSUnknownSQLState, "Operation ALTER USER failed for '%s'@'%s'", k.User, k.Host)

@@ -147,7 +147,7 @@ func TestAccountRequireUnsupported(t *testing.T) {
 }
 
 // TestAlterUserKeepsPassword: an ALTER USER that names no password keeps
-// the account's password.
+// the account's password; under super_read_only it is refused.
 func TestAlterUserKeepsPassword(t *testing.T) {
 	s := servertest.Start(t)
 	rootExec(t, s, "CREATE USER k IDENTIFIED BY 'pw'", "ALTER USER k", "ALTER USER k REQUIRE NONE")
@@ -155,6 +155,16 @@ func TestAlterUserKeepsPassword(t *testing.T) {
 		t.Fatalf("login with the password after ALTER USER k: %v", err)
 	}
 	expectCode(t, loginErr(t, s, "k", "", ""), 1045)
+
+	root := s.DB("")
+	rootExec(t, s, "SET GLOBAL super_read_only = ON")
+	t.Cleanup(func() { root.Exec("SET GLOBAL super_read_only = OFF") })
+	_, err := root.Exec("ALTER USER k REQUIRE SSL")
+	expectCode(t, err, 1290)
+	rootExec(t, s, "SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF")
+	if err := loginErr(t, s, "k", "pw", ""); err != nil {
+		t.Fatalf("ALTER USER refused under super_read_only changed the account: %v", err)
+	}
 }
 
 // TestAccountRequireX509: REQUIRE X509 admits only TLS connections whose
