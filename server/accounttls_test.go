@@ -77,7 +77,13 @@ func TestAccountRequireSSL(t *testing.T) {
 		}
 	}
 
+	showCreateUser(t, s, "sec", "CREATE USER `sec`@`%` IDENTIFIED WITH 'mysql_native_password' AS '*D821809F681A40A6E379B50D0463EFAE20BDD122'"+
+		" REQUIRE SSL PASSWORD EXPIRE DEFAULT ACCOUNT UNLOCK PASSWORD HISTORY DEFAULT"+
+		" PASSWORD REUSE INTERVAL DEFAULT PASSWORD REQUIRE CURRENT DEFAULT")
 	rootExec(t, s, "ALTER USER 'sec'@'%' REQUIRE NONE")
+	if got := showCreateUser(t, s, "'sec'@'%'", ""); !strings.Contains(got, " REQUIRE NONE ") {
+		t.Errorf("SHOW CREATE USER after REQUIRE NONE: %s", got)
+	}
 	if err := loginErr(t, s, "sec", "pw", ""); err != nil {
 		t.Fatalf("after ALTER USER ... REQUIRE NONE, without TLS: %v", err)
 	}
@@ -144,6 +150,16 @@ func TestAccountRequireUnsupported(t *testing.T) {
 	_, err = u1.Exec("ALTER USER u2 REQUIRE NONE")
 	expectCode(t, err, 1227)
 	expectDenied(t, loginErr(t, s, "u2", "pw", ""), "u2")
+
+	// SHOW CREATE USER: an account sees its own, not another's.
+	var own string
+	if err := u1.QueryRow("SHOW CREATE USER CURRENT_USER()").Scan(&own); err != nil || !strings.HasPrefix(own, "CREATE USER `u1`@`%`") {
+		t.Errorf("SHOW CREATE USER CURRENT_USER() as u1: %q, %v", own, err)
+	}
+	_, err = u1.Exec("SHOW CREATE USER u2")
+	expectCode(t, err, 1044)
+	_, err = db.Exec("SHOW CREATE USER nobody")
+	expectCode(t, err, 1396)
 }
 
 // TestAlterUserKeepsPassword: an ALTER USER that names no password keeps
@@ -220,4 +236,29 @@ func clientCert(t *testing.T, dir string) tls.Certificate {
 		t.Fatal(err)
 	}
 	return cert
+}
+
+// showCreateUser returns SHOW CREATE USER's statement for account, and
+// checks it is want unless want is empty.
+func showCreateUser(t *testing.T, s *servertest.Server, account, want string) string {
+	t.Helper()
+	db := s.DB("")
+	defer db.Close()
+	rows, err := db.Query("SHOW CREATE USER " + account)
+	if err != nil {
+		t.Fatalf("SHOW CREATE USER %s: %v", account, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var got string
+	if !rows.Next() || rows.Scan(&got) != nil {
+		t.Fatalf("SHOW CREATE USER %s: no row, %v", account, rows.Err())
+	}
+	if len(cols) != 1 || cols[0] != "CREATE USER for sec@%" && want != "" {
+		t.Errorf("SHOW CREATE USER %s: columns %q", account, cols)
+	}
+	if want != "" && got != want {
+		t.Errorf("SHOW CREATE USER %s:\n got %s\nwant %s", account, got, want)
+	}
+	return got
 }

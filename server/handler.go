@@ -196,6 +196,12 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		}
 		return h.done(c, query, err)
 	}
+	if res, ok, serr := h.showCreateUser(c, query); ok {
+		if serr == nil {
+			serr = cb(res, false)
+		}
+		return h.done(c, query, serr)
+	}
 	if err = h.precheck(c, query); err != nil {
 		return h.done(c, query, err)
 	}
@@ -287,6 +293,12 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 			err = h.spool(c, query, cb)(res, false)
 		}
 		return "", h.done(c, query, err)
+	}
+	if res, ok, serr := h.showCreateUser(c, query); ok {
+		if serr == nil {
+			serr = h.spool(c, query, cb)(res, false)
+		}
+		return "", h.done(c, query, serr)
 	}
 	first, others := query, ""
 	if strings.Contains(query, ";") { // else it is one statement
