@@ -163,7 +163,8 @@ func TestAccountRequireUnsupported(t *testing.T) {
 }
 
 // TestAlterUserKeepsPassword: an ALTER USER that names no password keeps
-// the account's password; under super_read_only it is refused.
+// the account's password; ALTER USER ... REQUIRE works inside a
+// multi-statement text; under super_read_only it is refused.
 func TestAlterUserKeepsPassword(t *testing.T) {
 	s := servertest.Start(t)
 	rootExec(t, s, "CREATE USER k IDENTIFIED BY 'pw'", "ALTER USER k", "ALTER USER k REQUIRE NONE")
@@ -176,6 +177,24 @@ func TestAlterUserKeepsPassword(t *testing.T) {
 	rootExec(t, s, "SET GLOBAL super_read_only = ON")
 	t.Cleanup(func() { root.Exec("SET GLOBAL super_read_only = OFF") })
 	_, err := root.Exec("ALTER USER k REQUIRE SSL")
+	expectCode(t, err, 1290)
+	rootExec(t, s, "SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF")
+
+	// In a multi-statement text, the statements after it run too.
+	multi := openDSN(t, "root:@tcp("+s.Addr()+")/?multiStatements=true")
+	var one int
+	if err := multi.QueryRow("ALTER USER k REQUIRE SSL; SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("ALTER USER k REQUIRE SSL; SELECT 1: %d, %v", one, err)
+	}
+	expectDenied(t, loginErr(t, s, "k", "pw", ""), "k")
+	if _, err := multi.Exec("ALTER USER k IDENTIFIED BY 'pw' REQUIRE NONE; DO 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := loginErr(t, s, "k", "pw", ""); err != nil {
+		t.Fatalf("after a multi-statement ALTER USER ... REQUIRE NONE: %v", err)
+	}
+	rootExec(t, s, "SET GLOBAL super_read_only = ON")
+	_, err = root.Exec("ALTER USER k REQUIRE SSL")
 	expectCode(t, err, 1290)
 	rootExec(t, s, "SET GLOBAL super_read_only = OFF", "SET GLOBAL read_only = OFF")
 	if err := loginErr(t, s, "k", "pw", ""); err != nil {
