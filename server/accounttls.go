@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -138,8 +137,6 @@ func (s *Server) checkAccountTLS(c *mysql.Conn, g mysql.Getter, addr net.Addr) e
 	return mysql.NewSQLError(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError, "Access denied")
 }
 
-var reAlterUser = regexp.MustCompile(`(?i)^alter\s+user\s`)
-
 func keyOf(an sqlparser.AccountName) accountKey {
 	host := an.Host
 	if an.AnyHost || host == "" {
@@ -159,12 +156,9 @@ func errRequireUnsupported(what string) error {
 // and what to record once it has succeeded; handled is true if there is
 // nothing for go-mysql-server to do.
 func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after func() error, handled bool, _ error) {
-	t := strings.TrimLeft(query, " \t\r\n(")
-	if len(t) < 5 {
-		return query, nil, false, nil
-	}
-	switch strings.ToLower(t[:5]) {
-	case "creat", "drop ":
+	verb, object := leadingTokens(query)
+	switch {
+	case (verb == sqlparser.CREATE || verb == sqlparser.DROP) && object == sqlparser.USER:
 		stmt, err := sqlparser.Parse(query)
 		if err != nil {
 			return query, nil, false, nil // go-mysql-server reports it
@@ -180,16 +174,33 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 			}
 			return query, func() error { return h.s.acctTLS.set("", keys...) }, false, nil
 		}
-	case "alter":
-		if reAlterUser.MatchString(t) {
-			return h.alterUserTLS(c, query)
-		}
-	case "grant":
+	case verb == sqlparser.ALTER && object == sqlparser.USER:
+		return h.alterUserTLS(c, query)
+	case verb == sqlparser.GRANT:
 		if _, _, _, found := requireClause(query); found {
 			return query, nil, false, errRequireUnsupported("GRANT ... REQUIRE; use ALTER USER ... REQUIRE")
 		}
 	}
 	return query, nil, false, nil
+}
+
+// leadingTokens returns the token types of query's first two words,
+// after any comment; 0s for a statement that cannot be about accounts.
+func leadingTokens(query string) (int, int) {
+	t := strings.TrimLeft(query, " \t\r\n(")
+	if t == "" || !strings.ContainsRune("cCaAdDgG/#-", rune(t[0])) {
+		return 0, 0
+	}
+	tk := sqlparser.NewStringTokenizer(t)
+	next := func() int {
+		typ, _ := tk.Scan()
+		for typ == sqlparser.COMMENT {
+			typ, _ = tk.Scan()
+		}
+		return typ
+	}
+	first := next()
+	return first, next()
 }
 
 // createUserTLS records the requirement of the accounts CREATE USER
@@ -311,12 +322,16 @@ func requireClause(query string) (start, end int, req string, found bool) {
 	tk := sqlparser.NewStringTokenizer(query)
 	prev := 0
 	for {
-		typ, _ := tk.Scan()
-		if typ == 0 || typ == sqlparser.LEX_ERROR {
+		// Position is one past the token's end (the tokenizer's lookahead).
+		typ, val := tk.Scan()
+		switch {
+		case typ == 0 || typ == sqlparser.LEX_ERROR:
 			return 0, 0, "", false
-		}
-		if prev == sqlparser.REQUIRE {
-			start = tk.OldPosition - len("require") - 1
+		case typ == sqlparser.COMMENT:
+			continue
+		case typ == sqlparser.REQUIRE:
+			start = tk.Position - 1 - len(val)
+		case prev == sqlparser.REQUIRE:
 			end = tk.Position - 1
 			switch typ {
 			case sqlparser.NONE:

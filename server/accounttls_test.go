@@ -66,7 +66,9 @@ func TestAccountRequireSSL(t *testing.T) {
 	rootExec(t, s,
 		"CREATE USER 'sec'@'%' IDENTIFIED BY 'pw' REQUIRE SSL",
 		"CREATE USER 'plain'@'%' IDENTIFIED BY 'REQUIRE SSL'",
-		"CREATE USER 'none'@'%' IDENTIFIED BY 'pw' REQUIRE NONE")
+		"CREATE USER 'none'@'%' IDENTIFIED BY 'pw' REQUIRE NONE",
+		"/* a comment */ CREATE USER 'sec2'@'%' IDENTIFIED BY 'pw' REQUIRE SSL")
+	expectDenied(t, loginErr(t, s, "sec2", "pw", ""), "sec2")
 	expectDenied(t, loginErr(t, s, "sec", "pw", ""), "sec")
 	if err := loginErr(t, s, "sec", "pw", "skip-verify"); err != nil {
 		t.Fatalf("REQUIRE SSL account over TLS: %v", err)
@@ -87,7 +89,7 @@ func TestAccountRequireSSL(t *testing.T) {
 	if err := loginErr(t, s, "sec", "pw", ""); err != nil {
 		t.Fatalf("after ALTER USER ... REQUIRE NONE, without TLS: %v", err)
 	}
-	rootExec(t, s, "ALTER USER sec IDENTIFIED BY 'pw2' REQUIRE SSL")
+	rootExec(t, s, "ALTER USER sec IDENTIFIED BY 'pw2' REQUIRE /* c */ SSL")
 	expectDenied(t, loginErr(t, s, "sec", "pw2", ""), "sec")
 	if err := loginErr(t, s, "sec", "pw2", "skip-verify"); err != nil {
 		t.Fatalf("new password over TLS after ALTER USER: %v", err)

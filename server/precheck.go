@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // precheck refuses, before go-mysql-server sees them, statements it would
@@ -31,8 +32,7 @@ func (h *handler) precheck(c *mysql.Conn, query string) error {
 // or GRANT with a REQUIRE clause, which only the text protocol records
 // (accountTLSBefore).
 func checkPreparedRequire(query string) error {
-	t := strings.ToLower(strings.TrimLeft(query, " \t\r\n("))
-	if !strings.HasPrefix(t, "create") && !strings.HasPrefix(t, "alter") && !strings.HasPrefix(t, "grant") {
+	if verb, _ := leadingTokens(query); verb != sqlparser.CREATE && verb != sqlparser.ALTER && verb != sqlparser.GRANT {
 		return nil
 	}
 	if _, _, _, found := requireClause(query); found {
