@@ -236,9 +236,9 @@ func tlsRequirement(o *sqlparser.TLSOptions) (string, error) {
 }
 
 // alterUserTLS takes the REQUIRE clause out of ALTER USER and records it
-// for the account once the rest has succeeded. go-mysql-server would set
-// the password of an ALTER USER that gives none to ”, so one that only
-// changes the requirement is not passed on: it is checked (noop) here.
+// for the account once the rest has succeeded. go-mysql-server would
+// empty the password of an ALTER USER that names none, so such a
+// statement is not passed on: it is checked, and done, here.
 func (h *handler) alterUserTLS(c *mysql.Conn, query string) (string, func() error, bool, error) {
 	start, end, req, found := requireClause(query)
 	if req == "?" {
