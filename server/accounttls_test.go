@@ -109,6 +109,24 @@ func TestAccountRequireSSL(t *testing.T) {
 	if err := loginErr(t, s, "sec", "pw3", ""); err != nil {
 		t.Fatalf("re-created account without REQUIRE, without TLS: %v", err)
 	}
+	// Prepared DROP USER and CREATE USER reset it too.
+	rootExec(t, s, "ALTER USER sec REQUIRE SSL")
+	root := s.DB("")
+	for _, q := range []string{"DROP USER sec", "CREATE USER sec IDENTIFIED BY 'pw3'", "ALTER USER sec"} {
+		stmt, err := root.Prepare(q)
+		if err != nil {
+			t.Fatalf("prepare %s: %v", q, err)
+		}
+		if _, err := stmt.Exec(); err != nil {
+			t.Fatalf("execute %s: %v", q, err)
+		}
+		stmt.Close()
+	}
+	if err := loginErr(t, s, "sec", "pw3", ""); err != nil {
+		t.Fatalf("account re-created by prepared statements, without TLS: %v", err)
+	}
+	_, err := root.Exec("CREATE USER p1 IDENTIFIED BY 'pw' REQUIRE SSL /* ? */", 1)
+	expectCode(t, err, 1295)
 	// IF NOT EXISTS of an existing account changes nothing.
 	rootExec(t, s, "CREATE USER IF NOT EXISTS sec IDENTIFIED BY 'pw3' REQUIRE SSL")
 	if err := loginErr(t, s, "sec", "pw3", ""); err != nil {

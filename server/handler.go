@@ -471,6 +471,18 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	if handled, ferr := h.fastExecute(ctx, c, p, send); handled {
 		return h.done(c, p.PrepareStmt, ferr)
 	}
+	// Prepared account statements have no REQUIRE (ComPrepare), but
+	// CREATE and DROP USER reset it and ALTER USER may be done here.
+	_, acctAfter, acctDone, err := h.accountTLSBefore(c, p.PrepareStmt)
+	if err == nil && acctDone {
+		err = send(&sqltypes.Result{})
+	}
+	if err != nil || acctDone {
+		if err == nil && acctAfter != nil {
+			err = acctAfter()
+		}
+		return h.done(c, p.PrepareStmt, err)
+	}
 	exec := func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
 		gated := gate(spool)
 		return h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
@@ -486,6 +498,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 		err = exec(ctx, func(cb mysql.ResultSpoolFn) mysql.ResultSpoolFn { return cb })
 	} else {
 		err = unwrapAbandoned(h.run(ctx, c, p.PrepareStmt, true, exec))
+	}
+	if err == nil && acctAfter != nil {
+		err = acctAfter()
 	}
 	return h.done(c, p.PrepareStmt, err)
 }
