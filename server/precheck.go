@@ -28,11 +28,11 @@ func (h *handler) precheck(c *mysql.Conn, query string) error {
 	return nil
 }
 
-// checkPreparedRequire refuses a prepared CREATE, ALTER or DROP USER
-// or GRANT with a REQUIRE clause, which only the text protocol records
+// checkPreparedRequire refuses a prepared CREATE USER, ALTER USER or
+// GRANT with a REQUIRE clause, which only the text protocol records
 // (accountTLSBefore).
 func checkPreparedRequire(query string) error {
-	if verb, _ := leadingTokens(query); verb != sqlparser.CREATE && verb != sqlparser.ALTER && verb != sqlparser.GRANT {
+	if verb, object := leadingTokens(query); object != sqlparser.USER && verb != sqlparser.GRANT {
 		return nil
 	}
 	if _, _, _, found := requireClause(query); found {
