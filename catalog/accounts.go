@@ -12,23 +12,38 @@ import (
 // the schema's versioning; a change to it is one kv transaction.
 var keyAccounts = []byte("m/accounts")
 
+// keyAccountTLS holds the accounts' TLS requirements (REQUIRE SSL), which
+// the SQL layer's accounts blob has no room for; also opaque here.
+var keyAccountTLS = []byte("m/account_tls")
+
 // Accounts returns the stored accounts blob; nil if none was ever stored.
-func (c *Catalog) Accounts() ([]byte, error) {
+func (c *Catalog) Accounts() ([]byte, error) { return c.getMeta(keyAccounts) }
+
+// SetAccounts stores the accounts blob durably.
+func (c *Catalog) SetAccounts(data []byte) error { return c.setMeta(keyAccounts, data) }
+
+// AccountTLS returns the stored TLS requirements blob; nil if none.
+func (c *Catalog) AccountTLS() ([]byte, error) { return c.getMeta(keyAccountTLS) }
+
+// SetAccountTLS stores the TLS requirements blob durably.
+func (c *Catalog) SetAccountTLS(data []byte) error { return c.setMeta(keyAccountTLS, data) }
+
+func (c *Catalog) getMeta(key []byte) ([]byte, error) {
 	txn := c.store.Begin()
 	defer txn.Rollback()
-	v, _, err := txn.Get(keyAccounts)
+	v, _, err := txn.Get(key)
 	return v, err
 }
 
-// SetAccounts stores the accounts blob durably. Writers are serialized
-// by the catalog's lock, so a conflict can only come from a concurrent
+// setMeta stores an unversioned value durably. Writers are serialized by
+// the catalog's lock, so a conflict can only come from a concurrent
 // schema change's snapshot and is retried.
-func (c *Catalog) SetAccounts(data []byte) error {
+func (c *Catalog) setMeta(key, data []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		txn := c.store.Begin()
-		err := txn.Set(keyAccounts, data)
+		err := txn.Set(key, data)
 		if err == nil {
 			_, err = txn.Commit()
 		} else {

@@ -10,7 +10,9 @@
 // version in one kv transaction, then publishes the new snapshot.
 //
 // It also hands out the IDs of temporary tables, whose definitions it
-// never holds, and removes the keys they leave (temp.go).
+// never holds, and removes the keys they leave (temp.go), and keeps the
+// accounts and their TLS requirements as blobs the SQL layer serializes
+// (accounts.go).
 package catalog
 
 import (

@@ -67,6 +67,9 @@ func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, cl
 		err = secureEnough(c)
 	}
 	if err == nil {
+		err = m.s.checkAccountTLS(c, g, addr)
+	}
+	if err == nil {
 		err = m.s.admitted(c, g)
 	}
 	if err != nil {

@@ -202,7 +202,22 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		}
 		return h.done(c, query, serr)
 	}
+	if res, ok, serr := h.showCreateUser(c, query); ok {
+		if serr == nil {
+			serr = cb(res, false)
+		}
+		return h.done(c, query, serr)
+	}
 	if err = h.precheck(c, query); err != nil {
+		return h.done(c, query, err)
+	}
+	query, acctAfter, handled, err := h.accountTLSBefore(c, query)
+	if err == nil && handled {
+		if err = cb(&sqltypes.Result{}, false); err == nil && acctAfter != nil {
+			err = acctAfter()
+		}
+	}
+	if err != nil || handled {
 		return h.done(c, query, err)
 	}
 	txnOnce, err := h.txnOnceBefore(c, query)
@@ -241,6 +256,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		h.afterKill(query)
 		if txnOnce != nil {
 			txnOnce()
+		}
+		if acctAfter != nil {
+			err = acctAfter()
 		}
 	}
 	return h.done(c, query, err)
@@ -289,20 +307,42 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		}
 		return "", h.done(c, query, err)
 	}
-	first, after := query, ""
+	if res, ok, serr := h.showCreateUser(c, query); ok {
+		if serr == nil {
+			serr = h.spool(c, query, cb)(res, false)
+		}
+		return "", h.done(c, query, serr)
+	}
+	first, others := query, ""
 	if strings.Contains(query, ";") { // else it is one statement
 		if f, r, serr := sqlparser.SplitStatement(query); serr == nil && f != "" {
-			first, after = f, r
+			first, others = f, r
 		}
 	}
 	if res, ok, serr := h.mysqlSchema(c, first); ok {
 		if serr != nil {
 			return "", h.done(c, first, serr)
 		}
-		return after, h.done(c, first, h.spool(c, first, cb)(res, false))
+		return others, h.done(c, first, h.spool(c, first, cb)(res, false))
 	}
 	if err = h.precheck(c, first); err != nil {
 		return "", h.done(c, first, err)
+	}
+	// ALTER USER loses its REQUIRE clause: first is a prefix of query.
+	var acctAfter func() error
+	if f, after, handled, aerr := h.accountTLSBefore(c, first); aerr != nil || handled {
+		if aerr == nil && after != nil {
+			aerr = after()
+		}
+		if aerr == nil {
+			aerr = h.spool(c, first, cb)(&sqltypes.Result{}, others != "")
+		}
+		if aerr != nil {
+			others = ""
+		}
+		return others, h.done(c, first, aerr)
+	} else if after != nil && strings.HasPrefix(query, first) {
+		query, first, acctAfter = f+query[len(first):], f, after
 	}
 	txnOnce, err := h.txnOnceBefore(c, first)
 	if err != nil {
@@ -362,6 +402,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		if txnOnce != nil {
 			txnOnce()
 		}
+		if acctAfter != nil {
+			err = acctAfter()
+		}
 	}
 	return rest, h.done(c, stmt, err)
 }
@@ -371,6 +414,9 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
 	if err = h.precheck(c, query); err != nil {
+		return nil, err
+	}
+	if err = checkPreparedRequire(query); err != nil {
 		return nil, err
 	}
 	if query, err = checkDDLOptions(query); err != nil {
@@ -457,6 +503,18 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	if handled, ferr := h.fastExecute(ctx, c, p, send); handled {
 		return h.done(c, p.PrepareStmt, ferr)
 	}
+	// Prepared account statements have no REQUIRE (ComPrepare), but
+	// CREATE and DROP USER reset it and ALTER USER may be done here.
+	_, acctAfter, acctDone, err := h.accountTLSBefore(c, p.PrepareStmt)
+	if err == nil && acctDone {
+		err = send(&sqltypes.Result{})
+	}
+	if err != nil || acctDone {
+		if err == nil && acctAfter != nil {
+			err = acctAfter()
+		}
+		return h.done(c, p.PrepareStmt, err)
+	}
 	exec := func(ctx context.Context, gate func(mysql.ResultSpoolFn) mysql.ResultSpoolFn) error {
 		gated := gate(spool)
 		return h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
@@ -472,6 +530,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 		err = exec(ctx, func(cb mysql.ResultSpoolFn) mysql.ResultSpoolFn { return cb })
 	} else {
 		err = unwrapAbandoned(h.run(ctx, c, p.PrepareStmt, true, exec))
+	}
+	if err == nil && acctAfter != nil {
+		err = acctAfter()
 	}
 	return h.done(c, p.PrepareStmt, err)
 }

@@ -20,9 +20,6 @@ func (h *handler) precheck(c *mysql.Conn, query string) error {
 	if err := h.checkKeyLimits(c, query); err != nil {
 		return err
 	}
-	if err := checkRequireTLS(query); err != nil {
-		return err
-	}
 	if strings.Contains(query, "@@") {
 		if near, bad := emptySysVar(query); bad {
 			return errSyntax(near)
@@ -31,22 +28,16 @@ func (h *handler) precheck(c *mysql.Conn, query string) error {
 	return nil
 }
 
-// checkRequireTLS refuses CREATE USER ... REQUIRE SSL (or X509, CIPHER,
-// ISSUER, SUBJECT): go-mysql-server parses the clause and drops it, so
-// the account would be created without the requirement the
-// administrator asked for.
-func checkRequireTLS(query string) error {
-	t := strings.TrimLeft(query, " \t\r\n")
-	if len(t) < 6 || !strings.EqualFold(t[:6], "create") || !strings.Contains(strings.ToLower(t), "require") {
+// checkPreparedRequire refuses a prepared CREATE USER, ALTER USER or
+// GRANT with a REQUIRE clause, which only the text protocol records
+// (accountTLSBefore).
+func checkPreparedRequire(query string) error {
+	if verb, object := leadingTokens(query); object != sqlparser.USER && verb != sqlparser.GRANT {
 		return nil
 	}
-	stmt, err := sqlparser.Parse(query)
-	if err != nil {
-		return nil // go-mysql-server reports it
-	}
-	if cu, ok := stmt.(*sqlparser.CreateUser); ok && cu.TLSOptions != nil {
-		return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
-			"This version of ReorgDB doesn't yet support 'REQUIRE SSL, X509, CIPHER, ISSUER or SUBJECT'; use require_secure_transport")
+	if _, _, _, found := requireClause(query); found {
+		return mysql.NewSQLError(1295, mysql.SSUnknownSQLState,
+			"This command is not supported in the prepared statement protocol yet")
 	}
 	return nil
 }

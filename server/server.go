@@ -88,6 +88,8 @@ type Server struct {
 	background atomic.Int64
 	// open counts client sockets, authenticated or not (limits.go).
 	open atomic.Int64
+	// acctTLS is the accounts' REQUIRE SSL or X509 (accounttls.go).
+	acctTLS accountTLS
 }
 
 // Start opens the data directory and starts serving.

@@ -325,33 +325,6 @@ func TestTLSDisconnectCancelsStatement(t *testing.T) {
 	}
 }
 
-// TestRequireSSLAccountRefused: go-mysql-server cannot keep an account's
-// REQUIRE clause, so CREATE USER ... REQUIRE SSL is refused with 1235
-// rather than creating an account that does not require TLS; REQUIRE
-// NONE, which asks for nothing, is accepted.
-func TestRequireSSLAccountRefused(t *testing.T) {
-	s := servertest.Start(t)
-	db := s.DB("")
-	for _, q := range []string{
-		"CREATE USER 'r1'@'%' IDENTIFIED BY 'pw' REQUIRE SSL",
-		"create user r1 require x509",
-		"CREATE USER r1 REQUIRE SUBJECT '/CN=client'",
-	} {
-		_, err := db.Exec(q)
-		var me *mysql.MySQLError
-		if !errors.As(err, &me) || me.Number != 1235 {
-			t.Errorf("%s: %v, want 1235", q, err)
-		}
-	}
-	var n int
-	if err := db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user = 'r1'").Scan(&n); err != nil || n != 0 {
-		t.Errorf("refused CREATE USER left %d accounts, %v", n, err)
-	}
-	if _, err := db.Exec("CREATE USER r2 REQUIRE NONE"); err != nil {
-		t.Errorf("CREATE USER ... REQUIRE NONE: %v", err)
-	}
-}
-
 // TestTLSHandshakeTimeout: the greeting offers TLS (CLIENT_SSL), and a
 // client that asks for TLS and then sends nothing is closed after
 // connect_timeout, as one that never answers the greeting.

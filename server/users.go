@@ -57,5 +57,5 @@ func (s *Server) loadUsers() error {
 		}
 	}
 	db.SetPersister(usersPersister{cat: cat})
-	return nil
+	return s.acctTLS.load(cat, db)
 }
