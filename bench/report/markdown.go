@@ -56,9 +56,9 @@ func tableHeader(swept []string, results []Result) (header []string, multiIndex 
 		multiIndex = multiIndex || res.Index != results[0].Index
 	}
 	if multiIndex {
-		header = append(header, "index")
+		header = append(header, map[bool]string{true: "index", false: "change"}[results[0].Kind == ""])
 	}
-	header = append(header, "add_index_duration(s)")
+	header = append(header, map[bool]string{true: "add_index_duration(s)", false: "ddl_duration(s)"}[results[0].Kind == ""])
 	if results[0].Workload != "" {
 		header = append(header, "TPS", "QPS", "p95 ms", "p99 ms", "errors", "baseline TPS", "baseline QPS",
 			"baseline p95 ms", "TPS kept")
