@@ -42,7 +42,7 @@ func (b *bench) build(ctx context.Context, p Plan, c Change, s report.Setting) (
 	var rec *workload.Recorder
 	var run *workload.Running
 	if p.Workload != "" {
-		if rec, run, err = b.startWorkload(ctx, p, st); run != nil {
+		if rec, run, err = b.startWorkload(ctx, p, c.Index == "", st); run != nil {
 			defer run.Stop()
 		}
 		if err != nil {
@@ -67,6 +67,9 @@ func (b *bench) build(ctx context.Context, p Plan, c Change, s report.Setting) (
 		res.DDLStart, res.DDLEnd = rec.Since(start), rec.Since(end)
 		res.Baseline, res.During = rec.Summary(phaseBaseline), rec.Summary(phaseDDL)
 		res.Samples = rec.Samples()
+		if c.Index == "" {
+			res.ServerErrors = run.Counted()
+		}
 		if res.Baseline.TPS > 0 {
 			res.KeptPct = 100 * res.During.TPS / res.Baseline.TPS
 		}
@@ -89,8 +92,10 @@ func (b *bench) build(ctx context.Context, p Plan, c Change, s report.Setting) (
 }
 
 // startWorkload starts p's workload and runs its warm-up and baseline
-// windows; the recorder is then in the DDL phase.
-func (b *bench) startWorkload(ctx context.Context, p Plan, st *status) (*workload.Recorder, *workload.Running, error) {
+// windows; the recorder is then in the DDL phase. With countAll, a server
+// error counts as a foreground error instead of stopping the run: a
+// server that rejects writes during a change is measured, not aborted.
+func (b *bench) startWorkload(ctx context.Context, p Plan, countAll bool, st *status) (*workload.Recorder, *workload.Running, error) {
 	w, err := workload.Lookup(p.Workload)
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +103,7 @@ func (b *bench) startWorkload(ctx context.Context, p Plan, st *status) (*workloa
 	rec := workload.NewRecorder(phaseWarmup)
 	runner := &workload.Runner{DB: b.t.db, Workload: w, Threads: b.cfg.Threads, Dist: b.dist,
 		Options: workload.Options{Tables: b.cfg.Tables, TableSize: int(b.cfg.Rows), RangeSize: 100},
-		Seed:    b.cfg.Seed + uint64(b.runs), Ignored: b.cfg.Ignored, Rec: rec}
+		Seed:    b.cfg.Seed + uint64(b.runs), Ignored: b.cfg.Ignored, CountAll: countAll, Rec: rec}
 	run, err := runner.Start(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -117,6 +122,9 @@ func (b *bench) startWorkload(ctx context.Context, p Plan, st *status) (*workloa
 }
 
 func (b *bench) printResult(label string, res report.Result) {
+	for _, e := range res.ServerErrors {
+		b.line.Printf("%s: the workload met error %d %d times: %s", label, e.Number, e.Count, e.Message)
+	}
 	if res.Workload == "" {
 		b.line.Printf("%s: %.2f s", label, res.DurationS)
 		return

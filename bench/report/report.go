@@ -59,6 +59,9 @@ type Result struct {
 	DDLStart float64           `json:"ddl_start_s"`
 	DDLEnd   float64           `json:"ddl_end_s"`
 	Samples  []workload.Sample `json:"samples,omitempty"`
+	// The server errors the workload counted and went on after, a change
+	// other than an index build running (over the whole run).
+	ServerErrors []workload.ErrorCount `json:"server_errors,omitempty"`
 }
 
 // Report is a whole invocation.
