@@ -18,6 +18,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/bench"
 	"github.com/reorgdb/reorgdb/bench/loader"
+	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
 func shortConfig(t *testing.T, plans ...string) bench.Config {
@@ -25,12 +26,18 @@ func shortConfig(t *testing.T, plans ...string) bench.Config {
 		Warmup: 300 * time.Millisecond, Baseline: time.Second, Seed: 1, OutDir: t.TempDir()}
 }
 
-// TestEveryPlanEmbedded runs each plan briefly on the default embedded
-// ReorgDB: every build passes ADMIN CHECK INDEX and the row count check,
+// indexPlans are the plans that build indexes.
+var indexPlans = []string{"plan1", "plan2", "plan3", "idle", "wide", "slim"}
+
+// changePlans are the plans of other schema changes.
+var changePlans = []string{"addcol", "dropcol", "widenk", "cvarchar", "padnarrow", "padfail", "fk"}
+
+// TestEveryPlanEmbedded runs each index plan briefly on the default
+// embedded ReorgDB: every build passes ADMIN CHECK INDEX and the row count check,
 // the workload plans measured a baseline and the build, and the results
 // directory has the tables, data and charts.
 func TestEveryPlanEmbedded(t *testing.T) {
-	cfg := shortConfig(t, bench.PlanNames()...)
+	cfg := shortConfig(t, indexPlans...)
 	var out, status bytes.Buffer
 	cfg.Out, cfg.Status = &out, &status
 	cfg.Sets = []bench.Sweep{{Name: "tidb_ddl_enable_fast_reorg", Values: []string{"ON", "OFF"}}}
@@ -64,7 +71,7 @@ func TestEveryPlanEmbedded(t *testing.T) {
 			t.Fatalf("%s: %.2f queries per transaction", res.Plan, q)
 		}
 	}
-	for _, p := range bench.PlanNames() {
+	for _, p := range indexPlans {
 		if !strings.Contains(md, "### "+p+":") {
 			t.Fatalf("no table for %s", p)
 		}
@@ -92,6 +99,61 @@ func TestEveryPlanEmbedded(t *testing.T) {
 	}
 	if !strings.Contains(status.String(), "plan3 pad_idx tidb_ddl_enable_fast_reorg=OFF") {
 		t.Fatalf("status:\n%s", status.String())
+	}
+}
+
+// TestChangePlans runs each column and foreign key plan once under
+// oltp_read_write on ReorgDB: each change is checked, padfail fails with
+// 1265 and leaves the table as it was, the tables and charts name the
+// change, and afterwards sbtest1 is back to sysbench's table.
+func TestChangePlans(t *testing.T) {
+	if !slices.Equal(bench.PlanNames(), append(slices.Clone(indexPlans), changePlans...)) {
+		t.Fatalf("plans %v", bench.PlanNames())
+	}
+	s := servertest.Start(t)
+	dsn := "root:@tcp(" + s.Addr() + ")/"
+	db := waitServer(t, dsn)
+	cfg := shortConfig(t, changePlans...)
+	cfg.DSN = dsn
+	var out, status bytes.Buffer
+	cfg.Out, cfg.Status = &out, &status
+	rep, err := bench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, status.String())
+	}
+	md := out.String()
+	t.Log(md)
+	if len(rep.Results) != len(changePlans) {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	for _, res := range rep.Results {
+		want := "ok"
+		if res.Plan == "padfail" {
+			want = "error 1265 as expected, table unchanged"
+		}
+		if res.Check != want || res.Kind != "alter" || res.DurationS <= 0 || res.During.Tx == 0 || res.Baseline.TPS <= 0 {
+			t.Fatalf("%s: check %q, kind %q, %.3f s, during %+v", res.Plan, res.Check, res.Kind, res.DurationS, res.During)
+		}
+	}
+	if !strings.Contains(md, "| setting | ddl_duration(s) | TPS | QPS |") || !strings.Contains(md, "| error 1265 as expected, table unchanged |") {
+		t.Fatalf("tables:\n%s", md)
+	}
+	chart, err := os.ReadFile(filepath.Join(cfg.OutDir, "widenk-01-tps.svg"))
+	if err != nil || !bytes.Contains(chart, []byte("MODIFY k BIGINT")) {
+		t.Fatalf("widenk chart: %v", err)
+	}
+	var name, create string
+	if err := db.QueryRow("SHOW CREATE TABLE sbtest.sbtest1").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"`x`", "dropme", "bigint", "varchar", "CONSTRAINT"} {
+		if strings.Contains(create, gone) {
+			t.Fatalf("sbtest1 after the plans:\n%s", create)
+		}
+	}
+	var parent int64
+	if err := db.QueryRow("SELECT COUNT(*) FROM sbtest.sbparent").Scan(&parent); err != nil || parent != 2000+1000+1000 {
+		t.Fatalf("sbparent: %d rows, %v", parent, err)
 	}
 }
 

@@ -3,11 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/reorgdb/reorgdb/bench/loader"
 	"github.com/reorgdb/reorgdb/bench/progress"
 	"github.com/reorgdb/reorgdb/bench/report"
 	"github.com/reorgdb/reorgdb/bench/workload"
@@ -21,47 +19,35 @@ const (
 	phaseAfter    = "after"
 )
 
-// build runs one index build of plan p under setting s: the workload's
+// build runs one change of plan p under setting s: the workload's
 // warm-up and baseline windows, the DDL while the workload runs, the
-// checks, and the DROP INDEX that leaves the table as it was.
-func (b *bench) build(ctx context.Context, p Plan, ix Index, s report.Setting) (report.Result, error) {
+// checks, and the undo that leaves the table as it was.
+func (b *bench) build(ctx context.Context, p Plan, c Change, s report.Setting) (report.Result, error) {
 	b.runs++
 	table := p.Table.Name
-	res := report.Result{Plan: p.Name, Title: p.Title, Workload: p.Workload, Table: table, Index: ix.Name,
-		DDL: ix.AddSQL(table, b.cfg.DDLSuffix), Setting: s}
-	st := &status{label: fmt.Sprintf("[%d/%d] %s %s %s", b.runs, b.total, p.Name, ix.Name, s)}
+	res := report.Result{Plan: p.Name, Title: p.Title, Workload: p.Workload, Table: table, Index: c.Name,
+		Kind: c.Kind(), DDL: c.SQL(table, b.cfg.DDLSuffix), Setting: s}
+	st := &status{label: fmt.Sprintf("[%d/%d] %s %s %s", b.runs, b.total, p.Name, c.Name, s), verb: "ADD INDEX"}
+	if c.Index == "" {
+		st.verb = "ALTER TABLE"
+	}
 	stopStatus := b.showStatus(st)
 	defer stopStatus()
 
-	// A build interrupted earlier may have left the index behind.
-	if err := b.dropIndex(ctx, table, ix.Name, true); err != nil {
+	st.set(nil, "setup", 0)
+	before, err := b.prepare(ctx, c, table)
+	if err != nil {
 		return res, err
 	}
 	var rec *workload.Recorder
 	var run *workload.Running
 	if p.Workload != "" {
-		w, err := workload.Lookup(p.Workload)
+		if rec, run, err = b.startWorkload(ctx, p, c.Index == "", st); run != nil {
+			defer run.Stop()
+		}
 		if err != nil {
 			return res, err
 		}
-		rec = workload.NewRecorder(phaseWarmup)
-		runner := &workload.Runner{DB: b.t.db, Workload: w, Threads: b.cfg.Threads, Dist: b.dist,
-			Options: workload.Options{Tables: b.cfg.Tables, TableSize: int(b.cfg.Rows), RangeSize: 100},
-			Seed:    b.cfg.Seed + uint64(b.runs), Ignored: b.cfg.Ignored, Rec: rec}
-		if run, err = runner.Start(ctx); err != nil {
-			return res, err
-		}
-		defer run.Stop()
-		st.set(rec, phaseWarmup, b.cfg.Warmup)
-		if err := waitRunning(ctx, run, b.cfg.Warmup); err != nil {
-			return res, err
-		}
-		rec.SetPhase(phaseBaseline)
-		st.set(rec, phaseBaseline, b.cfg.Baseline)
-		if err := waitRunning(ctx, run, b.cfg.Baseline); err != nil {
-			return res, err
-		}
-		rec.SetPhase(phaseDDL)
 	}
 	mark, err := b.t.ddlMark(ctx)
 	if err != nil {
@@ -72,6 +58,7 @@ func (b *bench) build(ctx context.Context, p Plan, ix Index, s report.Setting) (
 	err = b.execDDL(ctx, res.DDL, table, mark, st)
 	end := time.Now()
 	res.DurationS = end.Sub(start).Seconds()
+	failed, err := c.outcome(err)
 	if rec != nil {
 		rec.SetPhase(phaseAfter)
 		if werr := run.Stop(); werr != nil && err == nil {
@@ -80,6 +67,9 @@ func (b *bench) build(ctx context.Context, p Plan, ix Index, s report.Setting) (
 		res.DDLStart, res.DDLEnd = rec.Since(start), rec.Since(end)
 		res.Baseline, res.During = rec.Summary(phaseBaseline), rec.Summary(phaseDDL)
 		res.Samples = rec.Samples()
+		if c.Index == "" {
+			res.ServerErrors = run.Counted()
+		}
 		if res.Baseline.TPS > 0 {
 			res.KeptPct = 100 * res.During.TPS / res.Baseline.TPS
 		}
@@ -88,21 +78,133 @@ func (b *bench) build(ctx context.Context, p Plan, ix Index, s report.Setting) (
 		return res, err
 	}
 	st.set(rec, "check", 0)
-	if err := b.t.checkIndex(ctx, table, ix.Name); err != nil {
+	if res.Check, err = b.check(ctx, c, table, before, failed); err != nil {
 		return res, err
 	}
-	res.Check = "ok"
-	if err := b.dropIndex(ctx, table, ix.Name, false); err != nil {
-		return res, err
+	if failed == "" {
+		if err := b.exec(ctx, c.UndoSQL(table)); err != nil {
+			return res, err
+		}
 	}
 	stopStatus()
-	if rec != nil {
-		b.line.Printf("%s: %.2f s, TPS %.1f (baseline %.1f, %.0f%% kept), p95 %.2f ms", st.label, res.DurationS,
-			res.During.TPS, res.Baseline.TPS, res.KeptPct, res.During.P95)
-	} else {
-		b.line.Printf("%s: %.2f s", st.label, res.DurationS)
-	}
+	b.printResult(st.label, res)
 	return res, nil
+}
+
+// startWorkload starts p's workload and runs its warm-up and baseline
+// windows; the recorder is then in the DDL phase. With countAll, a server
+// error counts as a foreground error instead of stopping the run: a
+// server that rejects writes during a change is measured, not aborted.
+func (b *bench) startWorkload(ctx context.Context, p Plan, countAll bool, st *status) (*workload.Recorder, *workload.Running, error) {
+	w, err := workload.Lookup(p.Workload)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec := workload.NewRecorder(phaseWarmup)
+	runner := &workload.Runner{DB: b.t.db, Workload: w, Threads: b.cfg.Threads, Dist: b.dist,
+		Options: workload.Options{Tables: b.cfg.Tables, TableSize: int(b.cfg.Rows), RangeSize: 100},
+		Seed:    b.cfg.Seed + uint64(b.runs), Ignored: b.cfg.Ignored, CountAll: countAll, Rec: rec}
+	run, err := runner.Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.set(rec, phaseWarmup, b.cfg.Warmup)
+	if err := waitRunning(ctx, run, b.cfg.Warmup); err != nil {
+		return rec, run, err
+	}
+	rec.SetPhase(phaseBaseline)
+	st.set(rec, phaseBaseline, b.cfg.Baseline)
+	if err := waitRunning(ctx, run, b.cfg.Baseline); err != nil {
+		return rec, run, err
+	}
+	rec.SetPhase(phaseDDL)
+	return rec, run, nil
+}
+
+func (b *bench) printResult(label string, res report.Result) {
+	for _, e := range res.ServerErrors {
+		b.line.Printf("%s: the workload met error %d %d times: %s", label, e.Number, e.Count, e.Message)
+	}
+	if res.Workload == "" {
+		b.line.Printf("%s: %.2f s", label, res.DurationS)
+		return
+	}
+	b.line.Printf("%s: %.2f s, TPS %.1f (baseline %.1f, %.0f%% kept), p95 %.2f ms", label, res.DurationS,
+		res.During.TPS, res.Baseline.TPS, res.KeptPct, res.During.P95)
+}
+
+// tableState is what a change is checked against: the table before it.
+type tableState struct {
+	shape string
+	rows  int64
+}
+
+// prepare undoes a change an interrupted run left on the table, runs the
+// change's setup and, for changes other than index builds, records the
+// table's state.
+func (b *bench) prepare(ctx context.Context, c Change, table string) (tableState, error) {
+	var st tableState
+	if c.Undo != "" {
+		applied, err := c.Applied(ctx, b.t, table)
+		if err != nil {
+			return st, err
+		}
+		if applied {
+			if err := b.exec(ctx, c.UndoSQL(table)); err != nil {
+				return st, err
+			}
+		}
+	}
+	for _, setup := range c.Setup {
+		if err := setup(ctx, b, table); err != nil {
+			return st, err
+		}
+	}
+	if c.Index != "" {
+		return st, nil
+	}
+	var err error
+	if st.shape, err = b.t.shape(ctx, table); err != nil {
+		return st, err
+	}
+	st.rows, err = b.t.count(ctx, table)
+	return st, err
+}
+
+// check verifies the table after the change: the index checks for an
+// index build; otherwise the table check, the row count the workload
+// keeps, and either the change's effect or, after the expected failure,
+// the table as it was. It returns the result's check cell.
+func (b *bench) check(ctx context.Context, c Change, table string, before tableState, failed string) (string, error) {
+	if c.Index != "" {
+		return "ok", b.t.checkIndex(ctx, table, c.Index)
+	}
+	if err := b.t.checkWhole(ctx, table); err != nil {
+		return "", err
+	}
+	if n, err := b.t.count(ctx, table); err != nil {
+		return "", err
+	} else if n != before.rows {
+		return "", fmt.Errorf("%s has %d rows after %s, %d before", table, n, c.Name, before.rows)
+	}
+	if failed != "" {
+		shape, err := b.t.shape(ctx, table)
+		if err != nil {
+			return "", err
+		}
+		if shape != before.shape {
+			return "", fmt.Errorf("%s failed with %s but changed %s:\n%s\nwas\n%s", c.Name, failed, table, shape, before.shape)
+		}
+		return failed + " as expected, table unchanged", nil
+	}
+	applied, err := c.Applied(ctx, b.t, table)
+	if err != nil {
+		return "", err
+	}
+	if !applied {
+		return "", fmt.Errorf("%s succeeded but %s does not show it", c.Name, table)
+	}
+	return "ok", nil
 }
 
 // waitRunning waits d while the workload runs, returning early if a
@@ -135,15 +237,11 @@ func (b *bench) execDDL(ctx context.Context, ddl, table string, mark int64, st *
 	return nil
 }
 
-// dropIndex drops index of table; with ifExists, only if it is there.
-func (b *bench) dropIndex(ctx context.Context, table, index string, ifExists bool) error {
-	if ifExists {
-		have, err := loader.IndexNames(ctx, b.t.db, table)
-		if err != nil || !slices.Contains(have, index) {
-			return err
-		}
+// exec runs a statement of the bench's own; "" does nothing.
+func (b *bench) exec(ctx context.Context, q string) error {
+	if q == "" {
+		return nil
 	}
-	q := fmt.Sprintf("ALTER TABLE %s DROP INDEX %s", table, index)
 	if _, err := b.t.db.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("%s: %w", q, err)
 	}
@@ -153,6 +251,7 @@ func (b *bench) dropIndex(ctx context.Context, table, index string, ifExists boo
 // status is what the live line shows about the build in progress.
 type status struct {
 	label      string
+	verb       string // what the DDL phase is called
 	mu         sync.Mutex
 	rec        *workload.Recorder
 	phase      string
@@ -181,7 +280,7 @@ func (st *status) String() string {
 	s := st.label + " | "
 	switch {
 	case st.phase == phaseDDL:
-		s += "ADD INDEX"
+		s += st.verb
 		if st.ddl.Phase != "" {
 			s += " " + st.ddl.Phase
 		}

@@ -27,7 +27,7 @@ type Config struct {
 	Warmup      time.Duration
 	Baseline    time.Duration
 	Sets        []Sweep // the settings matrix
-	DDLSuffix   string  // appended to every ALTER TABLE ... ADD INDEX
+	DDLSuffix   string  // appended to every measured ALTER TABLE
 	Ignored     []uint16
 	Seed        uint64
 	OutDir      string    // results directory; "" writes no files

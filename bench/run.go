@@ -1,7 +1,7 @@
 // Package bench is `reorgdb bench`: the seeds' online-DDL interaction
 // experiment as one command. It owns the plans, the settings matrix, the
-// run of each setting (warm-up, baseline, the index build under load,
-// checks, clean-up) and the live status; the subpackages load tables
+// run of each setting (warm-up, baseline, the schema change under load,
+// checks, undo) and the live status; the subpackages load tables
 // (loader), drive sysbench's workloads (workload, sysrand), write results
 // (report, chart) and draw the status line (progress).
 package bench
@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg Config) (*report.Report, error) {
 		return nil, err
 	}
 	for _, p := range plans {
-		b.total += len(settings) * len(p.Indexes)
+		b.total += len(settings) * len(p.Changes)
 	}
 	runErr := b.runAll(ctx, plans, settings, rep)
 	line.Clear()
@@ -91,10 +91,10 @@ func (b *bench) runAll(ctx context.Context, plans []Plan, settings []report.Sett
 					return err
 				}
 			}
-			for _, ix := range p.Indexes {
-				res, err := b.build(ctx, p, ix, s)
+			for _, c := range p.Changes {
+				res, err := b.build(ctx, p, c, s)
 				if err != nil {
-					return fmt.Errorf("%s, %s, %s: %w", p.Name, s, ix.Name, err)
+					return fmt.Errorf("%s, %s, %s: %w", p.Name, s, c.Name, err)
 				}
 				rep.Results = append(rep.Results, res)
 			}

@@ -173,6 +173,19 @@ func (t *target) checkIndex(ctx context.Context, table, index string) error {
 	return nil
 }
 
+// checkWhole verifies a table after a change other than an index build:
+// ADMIN CHECK TABLE (every index against the rows) on ReorgDB, CHECK
+// TABLE elsewhere.
+func (t *target) checkWhole(ctx context.Context, table string) error {
+	if t.kind != reorgDB {
+		return t.checkTable(ctx, table)
+	}
+	if _, err := t.db.ExecContext(ctx, "ADMIN CHECK TABLE "+table); err != nil {
+		return fmt.Errorf("ADMIN CHECK TABLE %s: %w", table, err)
+	}
+	return nil
+}
+
 // checkTable runs CHECK TABLE and fails on any row that is not fine
 // (Msg_type error, or status not OK).
 func (t *target) checkTable(ctx context.Context, table string) error {

@@ -50,6 +50,20 @@ func Sysbench(num int) Table {
 	}
 }
 
+// Parent is a table of ids only, 1..n once loaded, that a foreign key on
+// sbtest's k can reference.
+func Parent(name string) Table {
+	return Table{
+		Name:    name,
+		Create:  fmt.Sprintf("CREATE TABLE %s (id INTEGER NOT NULL, PRIMARY KEY (id)) /*! ENGINE = innodb */", name),
+		Columns: "id",
+		Batch:   1000,
+		row: func(b *strings.Builder, _ *sysrand.Rand, id, _ int64) {
+			fmt.Fprintf(b, "(%d)", id)
+		},
+	}
+}
+
 // Seed 001's tables: c0.. INT, then VARCHAR(200), then TIMESTAMP columns.
 type shape struct {
 	name                string

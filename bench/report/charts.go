@@ -24,8 +24,9 @@ func charts(r *Report) map[string]svgChart {
 		if results[0].Workload == "" {
 			continue
 		}
-		bars := chart.Bars{Title: plan + ": TPS during ADD INDEX vs baseline", YLabel: "TPS",
-			Series: []chart.Series{{Name: "baseline"}, {Name: "during ADD INDEX"}}}
+		verb := results[0].verb()
+		bars := chart.Bars{Title: plan + ": TPS during " + verb + " vs baseline", YLabel: "TPS",
+			Series: []chart.Series{{Name: "baseline"}, {Name: "during " + verb}}}
 		for i, res := range results {
 			bars.Groups = append(bars.Groups, runLabel(res))
 			bars.Series[0].Values = append(bars.Series[0].Values, res.Baseline.TPS)
@@ -37,12 +38,28 @@ func charts(r *Report) map[string]svgChart {
 			out[fmt.Sprintf("%s-%02d-tps.svg", plan, i+1)] = chart.Lines{
 				Title:  fmt.Sprintf("%s: TPS over time, %s", plan, runLabel(res)),
 				XLabel: "seconds", YLabel: "TPS", Series: []chart.Series{tps},
-				Bands: []chart.Band{{From: res.DDLStart, To: res.DDLEnd, Label: "ADD INDEX " + res.Index}},
+				Bands: []chart.Band{{From: res.DDLStart, To: res.DDLEnd, Label: res.ddlLabel()}},
 			}
 		}
 		out[plan+"-tps-vs-baseline.svg"] = bars
 	}
 	return out
+}
+
+// verb is what the charts call the DDL of a result's plan.
+func (res Result) verb() string {
+	if res.Kind == "" {
+		return "ADD INDEX"
+	}
+	return "ALTER TABLE"
+}
+
+// ddlLabel names the DDL window of a TPS chart.
+func (res Result) ddlLabel() string {
+	if res.Kind == "" {
+		return "ADD INDEX " + res.Index
+	}
+	return res.Index
 }
 
 func runLabel(res Result) string {
@@ -86,14 +103,14 @@ func durationChart(swept []string, results []Result) svgChart {
 	plan := results[0].Plan
 	x := workerVar(swept, results)
 	if x == "" {
-		bars := chart.Bars{Title: plan + ": ADD INDEX duration", YLabel: "seconds", Series: []chart.Series{{Name: "duration"}}}
+		bars := chart.Bars{Title: plan + ": " + results[0].verb() + " duration", YLabel: "seconds", Series: []chart.Series{{Name: "duration"}}}
 		for _, res := range results {
 			bars.Groups = append(bars.Groups, runLabel(res))
 			bars.Series[0].Values = append(bars.Series[0].Values, res.DurationS)
 		}
 		return bars
 	}
-	lines := chart.Lines{Title: plan + ": ADD INDEX duration", XLabel: x, YLabel: "seconds"}
+	lines := chart.Lines{Title: plan + ": " + results[0].verb() + " duration", XLabel: x, YLabel: "seconds"}
 	at := map[string]int{}
 	for _, res := range results {
 		var key []string

@@ -42,6 +42,7 @@ func Markdown(w io.Writer, r *Report) error {
 			cells = append(cells, res.Check)
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 		}
+		writeServerErrors(&b, results)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -56,14 +57,29 @@ func tableHeader(swept []string, results []Result) (header []string, multiIndex 
 		multiIndex = multiIndex || res.Index != results[0].Index
 	}
 	if multiIndex {
-		header = append(header, "index")
+		header = append(header, map[bool]string{true: "index", false: "change"}[results[0].Kind == ""])
 	}
-	header = append(header, "add_index_duration(s)")
+	header = append(header, map[bool]string{true: "add_index_duration(s)", false: "ddl_duration(s)"}[results[0].Kind == ""])
 	if results[0].Workload != "" {
 		header = append(header, "TPS", "QPS", "p95 ms", "p99 ms", "errors", "baseline TPS", "baseline QPS",
 			"baseline p95 ms", "TPS kept")
 	}
 	return append(header, "check"), multiIndex
+}
+
+// writeServerErrors lists under a plan's table the errors its workload
+// met, when a change let it go on after them.
+func writeServerErrors(b *strings.Builder, results []Result) {
+	first := true
+	for _, res := range results {
+		for _, e := range res.ServerErrors {
+			if first {
+				b.WriteString("\nServer errors the workload met (whole run, warm-up included):\n\n")
+				first = false
+			}
+			fmt.Fprintf(b, "- %s, %s: %d × error %d: %s\n", res.Setting, res.Index, e.Count, e.Number, e.Message)
+		}
+	}
 }
 
 func ms(v float64) string { return fmt.Sprintf("%.2f", v) }

@@ -40,13 +40,14 @@ func (s Setting) Get(name string) string {
 	return ""
 }
 
-// Result is one index build of a plan under one setting.
+// Result is one schema change of a plan under one setting.
 type Result struct {
 	Plan      string           `json:"plan"`
 	Title     string           `json:"title"`
 	Workload  string           `json:"workload,omitempty"` // "" for an idle build
 	Table     string           `json:"table"`
-	Index     string           `json:"index"`
+	Index     string           `json:"index"`          // the index, or what the change is called
+	Kind      string           `json:"kind,omitempty"` // "" for an index build, "alter" for other changes
 	DDL       string           `json:"ddl"`
 	Setting   Setting          `json:"setting"`
 	DurationS float64          `json:"add_index_duration_s"`
@@ -58,6 +59,9 @@ type Result struct {
 	DDLStart float64           `json:"ddl_start_s"`
 	DDLEnd   float64           `json:"ddl_end_s"`
 	Samples  []workload.Sample `json:"samples,omitempty"`
+	// The server errors the workload counted and went on after, a change
+	// other than an index build running (over the whole run).
+	ServerErrors []workload.ErrorCount `json:"server_errors,omitempty"`
 }
 
 // Report is a whole invocation.

@@ -74,3 +74,43 @@ func TestWriteDir(t *testing.T) {
 		t.Fatalf("samples.csv has %d lines", n)
 	}
 }
+
+// A plan of other schema changes says ddl_duration and ALTER TABLE where
+// the index plans say ADD INDEX, and lists the server errors its workload
+// went on after.
+func TestAlterPlanTable(t *testing.T) {
+	r := sweepReport()
+	r.Swept = nil
+	r.Results = r.Results[:2]
+	for i := range r.Results {
+		res := &r.Results[i]
+		res.Plan, res.Kind, res.Setting = "padfail", "alter", nil
+		res.Index = []string{"MODIFY pad CHAR(40)", "MODIFY pad CHAR(59)"}[i]
+	}
+	r.Results[0].Check = "error 1265 as expected, table unchanged"
+	r.Results[0].ServerErrors = []workload.ErrorCount{{Number: 1406, Message: "Data too long for column 'pad' at row 1", Count: 3}}
+	var b strings.Builder
+	if err := Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| setting | change | ddl_duration(s) | TPS |",
+		"| defaults | MODIFY pad CHAR(40) | 10.00 | 50.0 |",
+		"| error 1265 as expected, table unchanged |\n| defaults | MODIFY pad CHAR(59) |",
+		"- defaults, MODIFY pad CHAR(40): 3 × error 1406: Data too long for column 'pad' at row 1\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("no %q in\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "add_index") || strings.Contains(md, "1406 × error") {
+		t.Fatalf("index wording in\n%s", md)
+	}
+	c := charts(r)
+	bars, ok := c["padfail-tps-vs-baseline.svg"].(chart.Bars)
+	tps, ok2 := c["padfail-01-tps.svg"].(chart.Lines)
+	if !ok || !ok2 || bars.Title != "padfail: TPS during ALTER TABLE vs baseline" || tps.Bands[0].Label != "MODIFY pad CHAR(40)" {
+		t.Fatalf("charts: %+v %+v", bars, tps.Bands)
+	}
+}

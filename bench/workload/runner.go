@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,18 @@ type Runner struct {
 	Dist     sysrand.Dist
 	Seed     uint64
 	Ignored  []uint16 // DefaultIgnored when nil
+	// CountAll treats every server error as an ignored one (counted,
+	// rolled back, the thread goes on) instead of stopping the thread.
+	CountAll bool
 	Rec      *Recorder
+}
+
+// ErrorCount is how often the workload met one server error number, with
+// the first message seen.
+type ErrorCount struct {
+	Number  uint16 `json:"number"`
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
 }
 
 // Running is a started run.
@@ -42,6 +54,7 @@ type Running struct {
 	rec      *Recorder
 	mu       sync.Mutex
 	err      error
+	counted  map[uint16]*ErrorCount
 }
 
 // Start opens the threads' connections and starts the workload; it runs
@@ -68,7 +81,8 @@ func (r *Runner) Start(ctx context.Context) (*Running, error) {
 		}
 		conns[i] = c
 	}
-	run := &Running{ticker: time.NewTicker(time.Second), tickDone: make(chan struct{}), rec: r.Rec}
+	run := &Running{ticker: time.NewTicker(time.Second), tickDone: make(chan struct{}), rec: r.Rec,
+		counted: map[uint16]*ErrorCount{}}
 	go func() {
 		for {
 			select {
@@ -82,13 +96,13 @@ func (r *Runner) Start(ctx context.Context) (*Running, error) {
 	for i, c := range conns {
 		t := &thread{
 			conn: c, stmts: map[stmtKey]*sql.Stmt{}, ignored: ignored,
-			rng: sysrand.New(r.Seed*1000003+uint64(i)+1, r.Dist),
+			rng: sysrand.New(r.Seed*1000003+uint64(i)+1, r.Dist), countAll: r.CountAll,
 		}
 		run.wg.Add(1)
 		go func() {
 			defer run.wg.Done()
 			defer t.close()
-			if err := t.loop(ctx, r, &run.stop); err != nil && ctx.Err() == nil {
+			if err := t.loop(ctx, r, run); err != nil && ctx.Err() == nil {
 				run.fail(fmt.Errorf("thread %d: %w", i, err))
 			}
 		}()
@@ -103,6 +117,30 @@ func (run *Running) fail(err error) {
 	}
 	run.mu.Unlock()
 	run.stop.Store(true)
+}
+
+func (run *Running) count(me *mysql.MySQLError) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	c := run.counted[me.Number]
+	if c == nil {
+		c = &ErrorCount{Number: me.Number, Message: me.Message}
+		run.counted[me.Number] = c
+	}
+	c.Count++
+}
+
+// Counted are the server errors the threads counted and went on after,
+// by number.
+func (run *Running) Counted() []ErrorCount {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	var out []ErrorCount
+	for _, c := range run.counted {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b ErrorCount) int { return int(a.Number) - int(b.Number) })
+	return out
 }
 
 // Err is the first error that stopped a thread, if any, so far.
@@ -132,10 +170,11 @@ type stmtKey struct {
 }
 
 type thread struct {
-	conn    *sql.Conn
-	stmts   map[stmtKey]*sql.Stmt
-	rng     *sysrand.Rand
-	ignored []uint16
+	conn     *sql.Conn
+	stmts    map[stmtKey]*sql.Stmt
+	rng      *sysrand.Rand
+	ignored  []uint16
+	countAll bool
 }
 
 func (t *thread) close() {
@@ -145,8 +184,8 @@ func (t *thread) close() {
 	t.conn.Close()
 }
 
-func (t *thread) loop(ctx context.Context, r *Runner, stop *atomic.Bool) error {
-	for !stop.Load() {
+func (t *thread) loop(ctx context.Context, r *Runner, run *Running) error {
+	for !run.stop.Load() {
 		txn := r.Workload.Transaction(t.rng, r.Options)
 		start := time.Now()
 		n, err := t.exec(ctx, txn)
@@ -154,6 +193,9 @@ func (t *thread) loop(ctx context.Context, r *Runner, stop *atomic.Bool) error {
 		case err == nil:
 			r.Rec.Done(time.Since(start), n)
 		case t.ignorable(err):
+			var me *mysql.MySQLError
+			errors.As(err, &me)
+			run.count(me)
 			r.Rec.Failed(n)
 			// A failed COMMIT has ended the transaction already; after a
 			// failed statement, sysbench's driver rolls back too.
@@ -161,6 +203,11 @@ func (t *thread) loop(ctx context.Context, r *Runner, stop *atomic.Bool) error {
 				return fmt.Errorf("ROLLBACK after an ignored error: %w", err)
 			}
 		default:
+			// The connection goes back to the pool: a transaction left
+			// open there would hold its metadata lock and stall the DDL.
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			t.conn.ExecContext(rctx, "ROLLBACK")
+			cancel()
 			return err
 		}
 	}
@@ -171,6 +218,9 @@ func (t *thread) ignorable(err error) bool {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
 		return false
+	}
+	if t.countAll {
+		return true
 	}
 	for _, n := range t.ignored {
 		if me.Number == n {

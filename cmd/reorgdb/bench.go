@@ -22,11 +22,12 @@ func benchCmd() *cobra.Command {
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure ADD INDEX under a sysbench workload (the seeds' plans), on an embedded ReorgDB or any MySQL server",
+		Short: "Measure online schema changes under a sysbench workload, on an embedded ReorgDB or any MySQL server",
 		Long: `Loads sysbench's sbtest tables (and the wide/slim tables when asked), runs a
-sysbench OLTP workload, adds an index while it runs, and prints per plan and
-setting the build's duration, the workload's TPS/QPS/latency during the build
-and its baseline. Without --dsn it starts an embedded ReorgDB on a temporary
+sysbench OLTP workload, makes a schema change while it runs (adds an index,
+adds, drops or retypes a column, adds a foreign key), and prints per plan and
+setting the change's duration, the workload's TPS/QPS/latency during it and
+its baseline. Without --dsn it starts an embedded ReorgDB on a temporary
 directory. Plans: ` + strings.Join(bench.PlanNames(), ", ") + `.`,
 		Example: `  reorgdb bench
   reorgdb bench --plans plan1,plan2,plan3 --rows 2000000 --threads 4 \
@@ -88,7 +89,7 @@ directory. Plans: ` + strings.Join(bench.PlanNames(), ", ") + `.`,
 	f.DurationVar(&cfg.Warmup, "warmup", 5*time.Second, "workload warm-up before the baseline window")
 	f.DurationVar(&cfg.Baseline, "baseline", 10*time.Second, "baseline window without DDL")
 	f.StringArrayVar(&sets, "set", nil, "sweep a global variable: name=v1,v2,... (repeatable; the matrix is their product)")
-	f.StringVar(&cfg.DDLSuffix, "ddl-suffix", "", "appended to each ALTER TABLE ... ADD INDEX, e.g. ', ALGORITHM=INPLACE, LOCK=NONE'")
+	f.StringVar(&cfg.DDLSuffix, "ddl-suffix", "", "appended to each measured ALTER TABLE, e.g. ', ALGORITHM=INPLACE, LOCK=NONE'")
 	f.StringVar(&ignored, "ignore-errors", "1213,1205,1020,9007,8028", "error numbers after which a transaction is retried, as sysbench's --mysql-ignore-errors")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed of the data and the workload")
 	f.StringVar(&cfg.OutDir, "out", "", "results directory (default bench-results/<timestamp>; - for none)")
