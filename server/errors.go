@@ -744,6 +744,17 @@ func mapError(err error, st *stmtInfo) error {
 			return mysql.NewSQLError(mysql.ERBadFieldError, mysql.SSBadFieldError, "%s", msg)
 		case msg == "local_infile needs to be set to 1 to use LOCAL":
 			return mysql.NewSQLError(3948, "42000", "Loading local data is disabled; this must be enabled on both the client and server sides")
+		case reNoGrant.MatchString(msg):
+			m := reNoGrant.FindStringSubmatch(msg)
+			host := m[2]
+			if host == "" {
+				host = "%"
+			}
+			return mysql.NewSQLError(1141, "42000", "There is no such grant defined for user '%s' on host '%s'", m[1], host)
+		case reUserOpFailed.MatchString(msg):
+			return mysql.NewSQLError(1396, "HY000", "%s", msg)
+		case msg == "not yet implemented" && st != nil:
+			return mysql.NewSQLError(mysql.ERNotSupportedYet, "42000", "This version of ReorgDB doesn't yet support '%s'", statementWords(st.query, 2))
 		}
 	}
 	return err
@@ -759,7 +770,16 @@ var (
 	reDrop          = regexp.MustCompile(`(?i)\bDROP\b`)
 	reCreateWithFK  = regexp.MustCompile(`(?is)^\s*CREATE\s+TABLE\b.*\bREFERENCES\b`)
 	reDeallocate    = regexp.MustCompile(`(?i)^\s*(?:DEALLOCATE|DROP)\s+PREPARE\b`)
+	reNoGrant       = regexp.MustCompile(`^There is no such grant defined for user '(.*)' on host '(.*)'$`)
+	reUserOpFailed  = regexp.MustCompile(`^Operation [A-Z ]+ failed for '.*'@'.*'$`)
 )
+
+// statementWords is the first n words of a statement, upper-cased, for
+// an error that names what is not supported.
+func statementWords(q string, n int) string {
+	w := strings.Fields(q)
+	return strings.ToUpper(strings.Join(w[:min(n, len(w))], " "))
+}
 
 // qualifiedTable is name with the database the statement names it in.
 func qualifiedTable(name string, st *stmtInfo) string {
