@@ -399,16 +399,10 @@ func (t *Table) RenameIndex(ctx *gms.Context, from, to string) error {
 		if !ok {
 			return gms.ErrTableNotFound.New(t.Name())
 		}
-		nt := cur.Clone()
-		if nt.IndexByName(to) != nil {
-			return mysql.NewSQLError(mysql.ERDupKeyName, mysql.SSUnknownSQLState, "Duplicate key name '%s'", to)
+		nt, err := withIndexRenamed(cur, from, to)
+		if err != nil {
+			return err
 		}
-		ix := nt.IndexByName(from)
-		if ix == nil || ix.Primary {
-			return mysql.NewSQLError(mysql.ERKeyDoesNotExist, mysql.SSUnknownSQLState,
-				"Key '%s' doesn't exist in table '%s'", from, t.Name())
-		}
-		ix.Name = to
 		ch.PutTable(nt)
 		return nil
 	})

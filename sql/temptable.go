@@ -378,17 +378,27 @@ func (t *Table) renameTempIndex(ctx *gms.Context, from, to string) error {
 	if !ok {
 		return gms.ErrTableNotFound.New(t.Name())
 	}
-	nt := cur.Clone()
+	nt, err := withIndexRenamed(cur, from, to)
+	if err != nil {
+		return err
+	}
+	return t.alterTemp(ctx, nt)
+}
+
+// withIndexRenamed is a copy of def with index from called to, or MySQL's
+// error when to is taken or from is not a secondary index.
+func withIndexRenamed(def *catalog.Table, from, to string) (*catalog.Table, error) {
+	nt := def.Clone()
 	if nt.IndexByName(to) != nil {
-		return mysql.NewSQLError(mysql.ERDupKeyName, mysql.SSUnknownSQLState, "Duplicate key name '%s'", to)
+		return nil, mysql.NewSQLError(mysql.ERDupKeyName, mysql.SSUnknownSQLState, "Duplicate key name '%s'", to)
 	}
 	ix := nt.IndexByName(from)
 	if ix == nil || ix.Primary {
-		return mysql.NewSQLError(mysql.ERKeyDoesNotExist, mysql.SSUnknownSQLState,
-			"Key '%s' doesn't exist in table '%s'", from, t.Name())
+		return nil, mysql.NewSQLError(mysql.ERKeyDoesNotExist, mysql.SSUnknownSQLState,
+			"Key '%s' doesn't exist in table '%s'", from, def.Name)
 	}
 	ix.Name = to
-	return t.alterTemp(ctx, nt)
+	return nt, nil
 }
 
 // createdNow reports whether the statement created table id: go-mysql-server
