@@ -18,13 +18,7 @@ WORK=$(mktemp -d /tmp/reorgdb-addindex.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; cp "$WORK/r.log" /tmp/reorgdb-addindex-server.log 2>/dev/null; rm -rf "$WORK"' EXIT
 go build -o "$WORK/reorgdb" ./cmd/reorgdb
 
-wait_port() {
-  for _ in $(seq 1 100); do
-    mysql -h127.0.0.1 -P"$1" -uroot -e 'select 1' >/dev/null 2>&1 && return 0
-    sleep 0.2
-  done
-  return 1
-}
+. scripts/lib.sh
 now() { date +%s.%N; }
 sql() { mysql -h127.0.0.1 -P"$1" -uroot sbtest -N -e "$2"; }
 
@@ -102,11 +96,7 @@ done
 kill $RPID; wait $RPID 2>/dev/null || true
 
 if [ "$MARIADB" = 1 ] && command -v mariadbd >/dev/null; then
-  mariadb-install-db --datadir="$WORK/m" --user=root >/dev/null 2>&1
-  mariadbd --datadir="$WORK/m" --port=3507 --socket="$WORK/m.sock" --user=root --skip-grant-tables \
-    --bind-address=127.0.0.1 2>"$WORK/m.log" &
-  MPID=$!
-  wait_port 3507
+  start_mariadb "$WORK/m" 3507
   mysql -h127.0.0.1 -P3507 -uroot -e 'CREATE DATABASE sbtest'
   sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=3507 --mysql-user=root \
     --mysql-db=sbtest --tables=1 --table-size="$ROWS" prepare >/dev/null

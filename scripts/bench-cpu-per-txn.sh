@@ -17,13 +17,7 @@ WORK=$(mktemp -d /tmp/reorgdb-cpu.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 go build -o "$WORK/reorgdb" ./cmd/reorgdb
 
-wait_port() {
-  for _ in $(seq 1 100); do
-    mysql -h127.0.0.1 -P"$1" -uroot -e 'select 1' >/dev/null 2>&1 && return 0
-    sleep 0.2
-  done
-  echo "server on port $1 did not start" >&2; return 1
-}
+. scripts/lib.sh
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 
 run() { # name port pid
@@ -52,12 +46,6 @@ wait_port 4410
 run ReorgDB 4410 $RPID
 kill $RPID; wait $RPID 2>/dev/null || true
 
-mariadb-install-db --datadir="$WORK/mdb" --user=root >/dev/null 2>&1
-mariadbd --datadir="$WORK/mdb" --port=3417 --socket="$WORK/mdb.sock" --user=root \
-  --skip-grant-tables --bind-address=127.0.0.1 \
-  --innodb-buffer-pool-size=2G --innodb-log-file-size=512M \
-  --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci 2>"$WORK/mariadb.log" &
-MPID=$!
-wait_port 3417
-run "MariaDB $(mariadbd --version | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)" 3417 $MPID
+start_mariadb "$WORK/mdb" 3417
+run "$(mariadb_version)" 3417 $MPID
 kill $MPID; wait $MPID 2>/dev/null || true

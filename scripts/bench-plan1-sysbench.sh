@@ -26,10 +26,7 @@ go build -o "$WORK/reorgdb" ./cmd/reorgdb
 
 SB="--mysql-host=127.0.0.1 --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS"
 
-wait_up() { # port
-  for _ in $(seq 1 150); do mysql -h127.0.0.1 -P"$1" -uroot -e 'SELECT 1' >/dev/null 2>&1 && return; sleep 0.2; done
-  echo "server on port $1 did not start" >&2; exit 1
-}
+. scripts/lib.sh
 
 # run TARGET PORT SUFFIX: the rounds against a loaded server.
 run() {
@@ -84,7 +81,7 @@ PY
 # stop it.
 measure() {
   local name=$1 port=$2 pid=$3 suffix=$4
-  wait_up "$port"
+  wait_port "$port"
   mysql -h127.0.0.1 -P"$port" -uroot -e 'CREATE DATABASE sbtest'
   sysbench oltp_read_write $SB --mysql-port="$port" --threads=4 prepare >/dev/null
   run "$name" "$port" "$suffix"
@@ -98,8 +95,6 @@ if [[ $TARGETS == *reorgdb* ]]; then
   measure reorgdb 4503 $! ""
 fi
 if [[ $TARGETS == *mariadb* ]]; then
-  mariadb-install-db --datadir="$WORK/m" --user=root >/dev/null 2>&1
-  mariadbd --datadir="$WORK/m" --port=3509 --socket="$WORK/m.sock" --user=root --skip-grant-tables \
-    --bind-address=127.0.0.1 2>"$WORK/m.log" &
-  measure mariadb 3509 $! ", ALGORITHM=INPLACE, LOCK=NONE"
+  start_mariadb "$WORK/m" 3509
+  measure mariadb 3509 $MPID ", ALGORITHM=INPLACE, LOCK=NONE"
 fi

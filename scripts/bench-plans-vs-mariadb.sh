@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-plans.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 go build -o "$WORK/reorgdb" ./cmd/reorgdb
+. scripts/lib.sh
 
 "$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4501 --status-port 10581 2>"$WORK/r.log" &
 RPID=$!
@@ -18,11 +19,7 @@ sleep 3
   --warmup 5s --baseline 15s --out "${OUT:-bench-results}/reorgdb" --quiet
 kill $RPID; wait $RPID 2>/dev/null || true
 
-mariadb-install-db --datadir="$WORK/m" --user=root >/dev/null 2>&1
-mariadbd --datadir="$WORK/m" --port=3508 --socket="$WORK/m.sock" --user=root --skip-grant-tables \
-  --bind-address=127.0.0.1 2>"$WORK/m.log" &
-MPID=$!
-sleep 5
+start_mariadb "$WORK/m" 3508
 "$WORK/reorgdb" bench --dsn 'root:@tcp(127.0.0.1:3508)/' --ddl-suffix ', ALGORITHM=INPLACE, LOCK=NONE' \
   --rows "$ROWS" --plans "$PLANS" --warmup 5s --baseline 15s --out "${OUT:-bench-results}/mariadb" --quiet
 kill $MPID; wait $MPID 2>/dev/null || true

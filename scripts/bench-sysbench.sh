@@ -18,13 +18,7 @@ go build -o "$WORK/reorgdb" ./cmd/reorgdb
 
 peak_rss_mib() { awk '/VmHWM/ {printf "%d", $2/1024}' "/proc/$1/status" 2>/dev/null || echo "(server gone)"; }
 
-wait_port() {
-  for _ in $(seq 1 100); do
-    if mysql -h127.0.0.1 -P"$1" -uroot -e 'select 1' >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  echo "server on port $1 did not start" >&2; return 1
-}
+. scripts/lib.sh
 
 # run_suite NAME PORT PID: prepare, then the three workloads.
 run_suite() {
@@ -66,15 +60,7 @@ run_suite ReorgDB 4400 $RPID
 kill $RPID; wait $RPID 2>/dev/null || true
 
 if command -v mariadbd >/dev/null; then
-  mariadb-install-db --datadir="$WORK/mdb" --user=root >/dev/null 2>&1
-  # Configured as a DBA would for this data: a buffer pool that holds the
-  # table, a large redo log, utf8mb4.
-  mariadbd --datadir="$WORK/mdb" --port=3407 --socket="$WORK/mdb.sock" --user=root \
-    --skip-grant-tables --bind-address=127.0.0.1 \
-    --innodb-buffer-pool-size=2G --innodb-log-file-size=512M \
-    --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci 2>"$WORK/mariadb.log" &
-  MPID=$!
-  wait_port 3407
-  run_suite "MariaDB $(mariadbd --version | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)" 3407 $MPID
+  start_mariadb "$WORK/mdb" 3407
+  run_suite "$(mariadb_version)" 3407 $MPID
   kill $MPID; wait $MPID 2>/dev/null || true
 fi
