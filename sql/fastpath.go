@@ -572,19 +572,19 @@ func (n *pointSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 		return nil, err
 	}
 	if n.none {
-		return &oneRowIter{}, nil
+		return &rowsIter{}, nil
 	}
 	// the point read of go-mysql-server's plan
 	addStatus(ctx, "Handler_read_key", 1)
 	val, found, err := tx.txn.Get(codec.RecordKey(fs.m.def.ID, n.h))
 	if err != nil || !found {
-		return &oneRowIter{}, err
+		return &rowsIter{}, err
 	}
 	row, err := fs.t.decodeRow(n.h, val, false)
 	if err != nil {
 		return nil, err
 	}
-	return &oneRowIter{row: row}, nil
+	return oneRow(row), nil
 }
 
 // mayRead reports whether the session's user may SELECT from the table;
@@ -598,24 +598,20 @@ func (e *Engine) mayRead(ctx *gms.Context, m *tableMeta) bool {
 		gms.PrivilegeCheckSubject{Database: m.dbName, Table: m.def.Name}, gms.PrivilegeType_Select))
 }
 
-type oneRowIter struct {
-	row  gms.Row
-	done bool
-}
-
-func (it *oneRowIter) Next(*gms.Context) (gms.Row, error) {
-	if it.done || it.row == nil {
-		return nil, io.EOF
-	}
-	it.done = true
-	return it.row, nil
-}
-
-func (it *oneRowIter) Close(*gms.Context) error { return nil }
-
 // rowsIter yields rows the fast path made for this statement alone, so
 // unlike go-mysql-server's slice iterator it need not copy them.
-type rowsIter struct{ rows []gms.Row }
+type rowsIter struct {
+	rows []gms.Row
+	one  [1]gms.Row // the rows of oneRow, without a slice of their own
+}
+
+// oneRow iterates over the single row r.
+func oneRow(r gms.Row) *rowsIter {
+	it := &rowsIter{}
+	it.one[0] = r
+	it.rows = it.one[:]
+	return it
+}
 
 func (it *rowsIter) Next(*gms.Context) (gms.Row, error) {
 	if len(it.rows) == 0 {

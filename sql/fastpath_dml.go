@@ -498,7 +498,7 @@ func (n *dmlExec) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &oneRowIter{row: gms.Row{n.res}}, nil
+	return oneRow(gms.Row{n.res}), nil
 }
 
 // read locks the row with the statement's key and returns it as it is

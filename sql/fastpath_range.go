@@ -46,9 +46,9 @@ func (n *rangeSelect) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 	}
 	if n.none {
 		if fs.sum {
-			return &oneRowIter{row: gms.Row{nil}}, nil // SUM of no rows
+			return oneRow(gms.Row{nil}), nil // SUM of no rows
 		}
-		return &oneRowIter{}, nil
+		return &rowsIter{}, nil
 	}
 	tid := fs.m.def.ID
 	it := &recordIter{t: fs.t, tx: tx, it: tx.txn.NewIter(codec.RecordKey(tid, n.lo), codec.PrefixEnd(codec.RecordKey(tid, n.hi)), false), keyRange: true, alloc: &rowAlloc{}}
@@ -142,9 +142,9 @@ func (n *rangeSelect) sum(ctx *gms.Context, it *recordIter) (gms.RowIter, error)
 		return nil, err
 	}
 	if null {
-		return &oneRowIter{row: gms.Row{nil}}, nil
+		return oneRow(gms.Row{nil}), nil
 	}
-	return &oneRowIter{row: gms.Row{sum}}, nil
+	return oneRow(gms.Row{sum}), nil
 }
 
 // rawNumber is an integer column's value as float64; ok is false for NULL.
