@@ -114,7 +114,7 @@ func (m *Manager) mergeChangeLog(ctx context.Context, j *Job, spec IndexSpec) er
 		var next []byte
 		var err error
 		for attempt := 0; ; attempt++ {
-			next, err = m.mergeBatch(j, t, spec, from, end)
+			next, err = m.mergeBatch(ctx, j, t, spec, from, end)
 			if !errors.Is(err, kv.ErrWriteConflict) {
 				break
 			}
@@ -148,8 +148,12 @@ func (m *Manager) merging(j *Job) bool {
 }
 
 // mergeBatch merges the logged rows from key from on, up to a batch; it
-// returns where the next batch starts, or nil at the end of the log.
-func (m *Manager) mergeBatch(j *Job, t *catalog.Table, spec IndexSpec, from, end []byte) ([]byte, error) {
+// returns where the next batch starts, or nil at the end of the log. Each
+// row and each unique entry is locked as DML locks it, without waiting (a
+// row a transaction holds ends the batch before it), and merged from its
+// newest version: the merge and DML serialize on the row, and neither
+// fails the other's commit.
+func (m *Manager) mergeBatch(ctx context.Context, j *Job, t *catalog.Table, spec IndexSpec, from, end []byte) ([]byte, error) {
 	txn := m.store.Begin()
 	defer txn.Rollback()
 	snap, err := m.store.BeginAt(j.IngestTS)
@@ -157,91 +161,102 @@ func (m *Manager) mergeBatch(j *Job, t *catalog.Table, spec IndexSpec, from, end
 		return nil, err
 	}
 	defer snap.Rollback()
-	var handles []int64
-	var last []byte
-	it := txn.NewIter(from, end, false)
-	for ; it.Valid() && len(handles) < mergeBatchRows; it.Next() {
-		_, _, rest, err := codec.DecodeIndexPrefix(it.Key())
-		if err == nil {
-			var h int64
-			if h, err = codec.DecodeHandle(rest); err == nil {
-				handles = append(handles, h)
-			}
-		}
-		if err != nil {
-			it.Close()
-			return nil, err
-		}
-		last = append(last[:0], it.Key()...)
-	}
-	err = it.Err()
-	it.Close()
-	if err != nil || len(handles) == 0 {
+	logged, err := loggedRows(txn, from, end)
+	if err != nil || len(logged) == 0 {
 		return nil, err
 	}
-	ids := []int64{spec.ID}
-	entriesAt := func(r *kv.Txn, h int64) ([]Entry, []byte, error) {
-		v, found, err := r.Get(codec.RecordKey(j.TableID, h))
-		if err != nil || !found {
-			return nil, nil, err
+	next := append(logged[len(logged)-1].key, 0)
+	for i, l := range logged {
+		err := m.mergeRow(ctx, txn, snap, j, t, spec.ID, l.h, i == 0)
+		if errors.Is(err, errRowBusy) && i > 0 {
+			next = l.key // the rows before it are done
+			break
 		}
-		ents, err := m.indexer.Entries(j.DBName, t, ids, h, v)
-		return ents, v, err
-	}
-	for _, h := range handles {
-		old, _, err := entriesAt(snap, h)
 		if err != nil {
 			return nil, err
-		}
-		cur, row, err := entriesAt(txn, h)
-		if err != nil {
-			return nil, err
-		}
-		// Write the row as it is (or its absence): a transaction that
-		// changes the row meanwhile then conflicts with this batch, and
-		// one of the two retries on the other's result. Its index writes
-		// alone would not always conflict: it leaves a unique entry that
-		// points at another row untouched.
-		if err := rewrite(txn, codec.RecordKey(j.TableID, h), row); err != nil {
-			return nil, err
-		}
-		for _, e := range old {
-			if hasEntry(cur, e.Key) {
-				continue
-			}
-			if e.Unique {
-				v, found, err := txn.Get(e.Key)
-				if err != nil {
-					return nil, err
-				}
-				if other, derr := codec.DecodeHandle(v); !found || derr != nil || other != h {
-					continue // gone, or another row's now
-				}
-			}
-			if err := txn.Delete(e.Key); err != nil {
-				return nil, err
-			}
-		}
-		// A unique entry another row holds is written over all the same:
-		// if that row still has the value, validation finds the duplicate.
-		for _, e := range cur {
-			if err := txn.Set(e.Key, e.Value); err != nil {
-				return nil, err
-			}
 		}
 	}
 	if _, err := txn.Commit(); err != nil {
 		return nil, err
 	}
-	return append(last, 0), nil
+	return next, nil
 }
 
-// rewrite writes value (nil: a deletion) to key again.
-func rewrite(txn *kv.Txn, key, value []byte) error {
-	if value == nil {
-		return txn.Delete(key)
+// loggedRow is a change log entry: the row with handle h changed.
+type loggedRow struct {
+	key []byte
+	h   int64
+}
+
+// loggedRows reads up to mergeBatchRows change log entries in [from, end).
+func loggedRows(txn *kv.Txn, from, end []byte) ([]loggedRow, error) {
+	var rows []loggedRow
+	it := txn.NewIter(from, end, false)
+	defer it.Close()
+	for ; it.Valid() && len(rows) < mergeBatchRows; it.Next() {
+		_, _, rest, err := codec.DecodeIndexPrefix(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		h, err := codec.DecodeHandle(rest)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, loggedRow{append([]byte(nil), it.Key()...), h})
 	}
-	return txn.Set(key, value)
+	return rows, it.Err()
+}
+
+// mergeRow brings row h's entries in index id from what they were at the
+// ingest snapshot snap to what the row's newest version calls for.
+func (m *Manager) mergeRow(ctx context.Context, txn, snap *kv.Txn, j *Job, t *catalog.Table, id int64, h int64, wait bool) error {
+	ids := []int64{id}
+	key := codec.RecordKey(j.TableID, h)
+	var old, cur []Entry
+	if v, found, err := snap.Get(key); err != nil {
+		return err
+	} else if found {
+		if old, err = m.indexer.Entries(j.DBName, t, ids, h, v); err != nil {
+			return err
+		}
+	}
+	if v, found, err := lockLatest(ctx, txn, key, wait); err != nil {
+		return err
+	} else if found {
+		if cur, err = m.indexer.Entries(j.DBName, t, ids, h, v); err != nil {
+			return err
+		}
+	}
+	for _, e := range old {
+		if hasEntry(cur, e.Key) {
+			continue
+		}
+		if e.Unique {
+			v, found, err := lockLatest(ctx, txn, e.Key, false)
+			if err != nil {
+				return err
+			}
+			if other, derr := codec.DecodeHandle(v); !found || derr != nil || other != h {
+				continue // gone, or another row's now
+			}
+		}
+		if err := txn.Delete(e.Key); err != nil {
+			return err
+		}
+	}
+	// A unique entry another row holds is written over all the same:
+	// if that row still has the value, validation finds the duplicate.
+	for _, e := range cur {
+		if e.Unique {
+			if _, _, err := lockLatest(ctx, txn, e.Key, false); err != nil {
+				return err
+			}
+		}
+		if err := txn.Set(e.Key, e.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func hasEntry(ents []Entry, key []byte) bool {

@@ -942,13 +942,3 @@ func (m *Manager) removeTempDir() error {
 	return nil
 }
 
-// rowEntries decodes a record's handle and returns its entries in the
-// job's indexes.
-func (m *Manager) rowEntries(j *Job, t *catalog.Table, ids []int64, key, value []byte) (int64, []Entry, error) {
-	_, h, err := codec.DecodeRecordKey(key)
-	if err != nil {
-		return 0, nil, err
-	}
-	ents, err := m.indexer.Entries(j.DBName, t, ids, h, value)
-	return h, ents, err
-}

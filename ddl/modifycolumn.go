@@ -454,13 +454,41 @@ func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 // user transaction holds its lock; the batch is retried like a conflict.
 var errRowBusy = fmt.Errorf("%w: row locked by a transaction", kv.ErrWriteConflict)
 
+// lockLatest takes the lock on key as DML takes it and reads its newest
+// committed version: a background batch that writes what it read so
+// serializes with DML on the key, and the transaction that locked first
+// commits without conflict. A batch waits only for its first row, while
+// it holds no other lock, so it is never part of a deadlock and still
+// advances past rows that DML keeps locked; for any other key a
+// transaction holds it gets errRowBusy at once.
+func lockLatest(ctx context.Context, txn *kv.Txn, key []byte, wait bool) ([]byte, bool, error) {
+	if wait {
+		if _, err := txn.Lock(ctx, key, rowLockWait); err != nil {
+			if errors.Is(err, kv.ErrLockWaitTimeout) {
+				err = errRowBusy
+			}
+			return nil, false, err
+		}
+	} else if ok, err := txn.TryLock(key); err != nil || !ok {
+		if err == nil {
+			err = errRowBusy
+		}
+		return nil, false, err
+	}
+	return txn.GetLatest(key)
+}
+
+// rowLockWait bounds a batch's wait for its first row; the batch is then
+// retried, checking for cancellation.
+const rowLockWait = time.Second
+
 // convertBatch rewrites up to batch rows of a task in one transaction with
 // their hidden column set, and writes their entries in the replacement
 // indexes ids, together with the task's new checkpoint. Each row is
 // locked as DML locks it, without waiting (a row a transaction holds ends
 // the batch before it), and converted from its newest version: so the
 // batch and DML serialize on the row, and neither fails the other.
-func (m *Manager) convertBatch(j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
+func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
 	conv := m.indexer.(ColumnConverter)
 	txn := m.store.Begin()
 	defer txn.Rollback()
@@ -474,7 +502,7 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, ids []int64, ti int, ta
 	last := task.Next - 1
 	for ; it.Valid() && len(recs) < batch; it.Next() {
 		key := append([]byte(nil), it.Key()...)
-		v, ents, h, err := m.convertRow(txn, conv, j, t, ids, key)
+		v, ents, h, err := m.convertRow(ctx, txn, conv, j, t, ids, key, last < task.Next)
 		if errors.Is(err, errRowBusy) && last >= task.Next {
 			break // the rows before it are done
 		}
@@ -497,7 +525,7 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, ids []int64, ti int, ta
 		if err := txn.Set(r.key, r.val); err != nil {
 			return 0, task, err
 		}
-		if err := putEntries(txn, j, r.h, r.ents); err != nil {
+		if err := putEntries(ctx, txn, j, r.h, r.ents); err != nil {
 			return 0, task, err
 		}
 	}
@@ -525,16 +553,10 @@ func (m *Manager) convertBatch(j *Job, t *catalog.Table, ids []int64, ti int, ta
 // putEntries writes row h's entries, failing with 1062 on a unique key
 // that another row holds. A unique key is locked first, as DML's check
 // locks it, so that the two cannot both take it.
-func putEntries(txn *kv.Txn, j *Job, h int64, ents []Entry) error {
+func putEntries(ctx context.Context, txn *kv.Txn, j *Job, h int64, ents []Entry) error {
 	for _, e := range ents {
 		if e.Unique {
-			if ok, err := txn.TryLock(e.Key); err != nil || !ok {
-				if err == nil {
-					err = errRowBusy
-				}
-				return err
-			}
-			v, found, err := txn.GetLatest(e.Key)
+			v, found, err := lockLatest(ctx, txn, e.Key, false)
 			if err != nil {
 				return err
 			}
@@ -558,18 +580,12 @@ func putEntries(txn *kv.Txn, j *Job, h int64, ents []Entry) error {
 // convertRow locks the row at key and returns its newest version
 // converted (nil when it is gone) and its replacement entries, with its
 // handle.
-func (m *Manager) convertRow(txn *kv.Txn, conv ColumnConverter, j *Job, t *catalog.Table, ids []int64, key []byte) ([]byte, []Entry, int64, error) {
+func (m *Manager) convertRow(ctx context.Context, txn *kv.Txn, conv ColumnConverter, j *Job, t *catalog.Table, ids []int64, key []byte, wait bool) ([]byte, []Entry, int64, error) {
 	_, h, err := codec.DecodeRecordKey(key)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if ok, err := txn.TryLock(key); err != nil || !ok {
-		if err == nil {
-			err = errRowBusy
-		}
-		return nil, nil, h, err
-	}
-	cur, found, err := txn.GetLatest(key)
+	cur, found, err := lockLatest(ctx, txn, key, wait)
 	if err != nil || !found {
 		return nil, nil, h, err
 	}

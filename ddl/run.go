@@ -811,7 +811,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		var nextTask Task
 		for attempt := 0; ; attempt++ {
 			var err error
-			n, nextTask, err = batchFn(j, t, ids, ti, *task, batch, pc)
+			n, nextTask, err = batchFn(ctx, j, t, ids, ti, *task, batch, pc)
 			if err == nil {
 				break
 			}
@@ -844,51 +844,27 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 }
 
 // backfillBatch indexes up to batch rows of a task in one transaction,
-// together with the task's new checkpoint.
-func (m *Manager) backfillBatch(j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
+// together with the task's new checkpoint. Each row is locked as DML
+// locks it, without waiting (a row a transaction holds ends the batch
+// before it), and indexed from its newest version: so the batch and DML
+// serialize on the row, and neither fails the other's commit.
+func (m *Manager) backfillBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
 	txn := m.store.Begin()
 	defer txn.Rollback()
-	start := codec.RecordKey(j.TableID, task.Next)
-	end := codec.PrefixEnd(codec.RecordKey(j.TableID, task.End))
-	it := txn.NewIter(start, end, false)
+	it := txn.NewIter(codec.RecordKey(j.TableID, task.Next), codec.PrefixEnd(codec.RecordKey(j.TableID, task.End)), false)
 	var n int64
 	last := task.Next - 1
 	for ; it.Valid() && n < int64(batch); it.Next() {
-		h, ents, err := m.rowEntries(j, t, ids, it.Key(), it.Value())
+		h, ents, err := m.lockedRowEntries(ctx, txn, j, t, ids, it.Key(), n == 0)
+		if errors.Is(err, errRowBusy) && last >= task.Next {
+			break // the rows before it are done
+		}
+		if err == nil {
+			err = putEntries(ctx, txn, j, h, ents)
+		}
 		if err != nil {
 			it.Close()
 			return 0, task, err
-		}
-		for _, e := range ents {
-			if e.Unique {
-				v, found, err := txn.Get(e.Key)
-				if err != nil {
-					it.Close()
-					return 0, task, err
-				}
-				if found {
-					other, err := codec.DecodeHandle(v)
-					if err != nil {
-						it.Close()
-						return 0, task, err
-					}
-					if other == h {
-						continue // DML wrote it already
-					}
-					it.Close()
-					name := ""
-					for _, spec := range j.Indexes {
-						if spec.ID == e.IndexID {
-							name = spec.Name
-						}
-					}
-					return 0, task, &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Display, j.TableName, name)}
-				}
-			}
-			if err := txn.Set(e.Key, e.Value); err != nil {
-				it.Close()
-				return 0, task, err
-			}
 		}
 		last = h
 		n++
@@ -920,4 +896,20 @@ func (m *Manager) backfillBatch(j *Job, t *catalog.Table, ids []int64, ti int, t
 		return 0, task, cerr
 	}
 	return n, task, nil
+}
+
+// lockedRowEntries locks the row at key without waiting and returns its
+// handle and the entries its newest version has in the indexes ids (none
+// when it is gone).
+func (m *Manager) lockedRowEntries(ctx context.Context, txn *kv.Txn, j *Job, t *catalog.Table, ids []int64, key []byte, wait bool) (int64, []Entry, error) {
+	_, h, err := codec.DecodeRecordKey(key)
+	if err != nil {
+		return 0, nil, err
+	}
+	v, found, err := lockLatest(ctx, txn, key, wait)
+	if err != nil || !found {
+		return h, nil, err
+	}
+	ents, err := m.indexer.Entries(j.DBName, t, ids, h, v)
+	return h, ents, err
 }

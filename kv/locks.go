@@ -22,8 +22,7 @@ import (
 // for conflicts against the newest timestamp its reads could have seen
 // (write.base) rather than its start. So two writers of a locked row
 // serialise on the lock instead of one failing at commit; writers that
-// take no locks (index backfills, the catalog) keep first-committer-wins
-// against everyone. Locks are released only after the commit is applied
+// take no locks (the catalog) keep first-committer-wins against everyone. Locks are released only after the commit is applied
 // and visible to new reads (after endCommit), so a waiter that gets the
 // lock and reads at a fresh timestamp sees the previous owner's write.
 //

@@ -25,8 +25,10 @@ import (
 //     keys they write before checking for duplicates; every write locks
 //     the unique keys it adds or removes. A conflicting transaction waits
 //     for the lock, so a lost update is impossible and a concurrent
-//     writer is not an error: the commit check then only catches writers
-//     that take no locks (index backfills).
+//     writer is not an error. Background batches (index backfills, the
+//     change log merge, column conversion) take the same locks without
+//     waiting and back off from a row a transaction holds, so they never
+//     fail a user's commit either.
 //   - The statements that write read at a fresh snapshot (TiDB's
 //     for_update_ts) so that rows they reach through the snapshot are
 //     rarely out of date when locked.
