@@ -941,4 +941,3 @@ func (m *Manager) removeTempDir() error {
 	}
 	return nil
 }
-
