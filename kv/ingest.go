@@ -177,6 +177,9 @@ func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
 			return err
 		}
 	}
+	for _, in := range ins {
+		raiseHorizon(&s.bypassHorizon, in.ts)
+	}
 	stats, err := s.db.IngestWithStats(ctx, paths)
 	if err == nil {
 		s.log.Info("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)

@@ -15,13 +15,14 @@ const numLatches = 4096
 type latches struct {
 	seed    maphash.Seed
 	stripes [numLatches]sync.Mutex
+	recent  [numLatches]recentWrites // each guarded by its stripe
 }
 
 func (l *latches) init() { l.seed = maphash.MakeSeed() }
 
-func (l *latches) stripe(key []byte) uint16 {
-	return uint16(maphash.Bytes(l.seed, key) % numLatches)
-}
+func (l *latches) hash(key []byte) uint64 { return maphash.Bytes(l.seed, key) }
+
+func stripeOf(h uint64) uint16 { return uint16(h % numLatches) }
 
 // acquire sorts and deduplicates stripes, locks them and returns the set to
 // release. Locking in ascending order rules out deadlock between committers.

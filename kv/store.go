@@ -84,7 +84,11 @@ type Store struct {
 	lifetime  time.Duration
 	latches   latches
 	locks     lockTable
-	metrics   metrics
+	// bypassHorizon: versions at or below it may have reached Pebble
+	// without a commit (before the open, or through an Ingester), so the
+	// commit check's tables do not answer for a base below it (recent.go).
+	bypassHorizon atomic.Uint64
+	metrics       metrics
 
 	// mu guards the timestamp oracle, the in-flight commit queue and the
 	// registrations that bound GC. It sits on every transaction's path
@@ -248,6 +252,10 @@ func Open(opts Options) (*Store, error) {
 		// last starts at the old mark, so the first timestamp handed out is
 		// above everything ever handed out.
 		s.last, s.hwm = hwm, hwm
+		// The commit check's tables know nothing of commits before the
+		// open: a snapshot older than that (BeginAt) that writes is
+		// checked against Pebble.
+		s.bypassHorizon.Store(hwm)
 		disk.backlog = func() bool { return s.db.Metrics().MemTable.Count > 1 }
 		disk.start()
 		if ferr := disk.Err(); ferr != nil {
@@ -343,6 +351,19 @@ func (s *Store) Begin() *Txn {
 	s.live[ts]++
 	s.mu.Unlock()
 	return newTxn(s, ts)
+}
+
+// oldestLive returns the start of the oldest live transaction, or the
+// read timestamp when none is live: no transaction, live or yet to
+// start, can conflict with a commit at or below it.
+func (s *Store) oldestLive() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	low := s.readTSLocked()
+	for ts := range s.live {
+		low = min(low, ts)
+	}
+	return low
 }
 
 // ReadTS returns the timestamp a transaction started now would read at:

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,7 +25,8 @@ type bufVal struct {
 }
 
 type bufWrite struct {
-	key []byte
+	key  []byte
+	hash uint64 // the key's latch hash
 	bufVal
 }
 
@@ -312,8 +314,9 @@ func (t *Txn) Commit() (commitTS uint64, err error) {
 	stripes := make([]uint16, 0, t.buf.Len())
 	size := 0
 	for k, v := range t.buf.Ascend(btreemap.Min[[]byte](), btreemap.Max[[]byte]()) {
-		writes = append(writes, bufWrite{key: k, bufVal: v})
-		stripes = append(stripes, s.latches.stripe(k))
+		h := s.latches.hash(k)
+		writes = append(writes, bufWrite{key: k, hash: h, bufVal: v})
+		stripes = append(stripes, stripeOf(h))
 		// Escaping at most doubles the key; 16 covers batch record overhead.
 		size += 2*len(k) + versionSuffixLen + 1 + len(v.val) + 16
 	}
@@ -342,36 +345,10 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 	if err := s.disk.Err(); err != nil {
 		return 0, err
 	}
-	// The iterator must be created after latching: only then is it
-	// guaranteed to contain every earlier commit to these keys.
-	it, err := s.db.NewIter(nil)
-	if err != nil {
-		return 0, err
-	}
-	var lo []byte
-	for _, w := range writes {
-		lo = appendPrefix(lo[:0], w.key)
-		if !it.SeekPrefixGE(lo) {
-			continue
-		}
-		_, ts, kerr := splitVersionKey(it.Key())
-		if kerr != nil {
-			err = kerr
-			break
-		}
-		if base := max(t.startTS, w.base); ts > base {
+	if err := t.checkConflicts(writes); err != nil {
+		if errors.Is(err, ErrWriteConflict) {
 			s.metrics.conflicts.Inc()
-			err = fmt.Errorf("%w on key %q (committed at %d, read at %d)", ErrWriteConflict, w.key, ts, base)
-			break
 		}
-	}
-	if err == nil {
-		err = it.Error()
-	}
-	if cerr := it.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
 		return 0, err
 	}
 
@@ -397,5 +374,60 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 	// No Go lock is held here except this transaction's own key latches, so
 	// committers of disjoint keys reach Pebble concurrently and share WAL
 	// fsyncs.
-	return commitTS, b.Commit(s.writeOpts)
+	if err := b.Commit(s.writeOpts); err != nil {
+		return commitTS, err
+	}
+	for _, w := range writes {
+		s.latches.recent[stripeOf(w.hash)].record(w.hash, commitTS, s.oldestLive)
+	}
+	return commitTS, nil
+}
+
+// checkConflicts fails with ErrWriteConflict when a key the transaction
+// writes was committed above the newest timestamp the transaction could
+// see it at. It runs with the write set latched, and asks Pebble only for
+// keys whose stripe cannot answer (recent.go).
+func (t *Txn) checkConflicts(writes []bufWrite) error {
+	s := t.s
+	bypass := s.bypassHorizon.Load()
+	var it *pebble.Iterator
+	defer func() {
+		if it != nil {
+			it.Close()
+		}
+	}()
+	var lo []byte
+	for _, w := range writes {
+		base := max(t.startTS, w.base)
+		r := &s.latches.recent[stripeOf(w.hash)]
+		if r.covers(base, bypass) {
+			if r.conflicts(w.hash, base) {
+				return fmt.Errorf("%w on key %q (read at %d)", ErrWriteConflict, w.key, base)
+			}
+			continue
+		}
+		if it == nil {
+			// Created after latching: only then is it guaranteed to
+			// contain every earlier commit to these keys.
+			var err error
+			if it, err = s.db.NewIter(nil); err != nil {
+				return err
+			}
+		}
+		lo = appendPrefix(lo[:0], w.key)
+		if !it.SeekPrefixGE(lo) {
+			if err := it.Error(); err != nil {
+				return err
+			}
+			continue
+		}
+		_, ts, err := splitVersionKey(it.Key())
+		if err != nil {
+			return err
+		}
+		if ts > base {
+			return fmt.Errorf("%w on key %q (committed at %d, read at %d)", ErrWriteConflict, w.key, ts, base)
+		}
+	}
+	return nil
 }
