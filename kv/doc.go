@@ -12,7 +12,11 @@
 //     which every commit is fully applied, so a snapshot never observes half
 //     of a commit;
 //   - write-write conflict detection (first committer wins) under striped
-//     per-key latches, and atomic, durable commits (one Pebble batch each);
+//     per-key latches, answered from each stripe's table of recent commits
+//     (recent.go), and atomic, durable commits (one Pebble batch each);
+//   - the row cache (rowcache.go): the newest version of hot keys, which
+//     a point read at or above that version's timestamp may use instead of
+//     Pebble; commits keep it current under the same latches;
 //   - garbage collection of versions that no reader can observe any more;
 //   - how Pebble sees the layout (comparer.go: user key and version apart,
 //     for bloom filters and NextPrefix) and sizes its memory (block cache and

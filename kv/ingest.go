@@ -181,6 +181,9 @@ func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
 		raiseHorizon(&s.bypassHorizon, in.ts)
 	}
 	stats, err := s.db.IngestWithStats(ctx, paths)
+	if s.rows != nil {
+		s.rows.clear()
+	}
 	if err == nil {
 		s.log.Info("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)
 	}
@@ -219,5 +222,9 @@ func (s *Store) ClearRange(lo, hi []byte) error {
 	}
 	// Escaping preserves order, and every version of a key below hi
 	// sorts below escape(hi) (see the layout in keys.go).
-	return s.db.DeleteRange(appendEscaped(nil, lo), appendEscaped(nil, hi), s.writeOpts)
+	err := s.db.DeleteRange(appendEscaped(nil, lo), appendEscaped(nil, hi), s.writeOpts)
+	if s.rows != nil {
+		s.rows.clear()
+	}
+	return err
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// MemTableSize is the size of one memtable; default 32 MiB (at most a
 	// quarter of CacheSize) when zero.
 	MemTableSize int64
+	// RowCacheSize bounds the row cache (rowcache.go), which keeps the
+	// newest version of recently read and written keys for point reads;
+	// default 64 MiB when zero, none when negative.
+	RowCacheSize int64
 
 	// fs is the file system under the store; tests inject failures with
 	// it. Default vfs.Default.
@@ -57,6 +61,7 @@ const (
 	defaultGCInterval = time.Minute
 	defaultCacheSize  = 128 << 20
 	defaultMemTable   = 32 << 20
+	defaultRowCache   = 64 << 20
 
 	// hwmLead is how far ahead of the timestamps handed out the persisted
 	// high-water mark is pushed. After a crash the oracle restarts above the
@@ -88,6 +93,7 @@ type Store struct {
 	// without a commit (before the open, or through an Ingester), so the
 	// commit check's tables do not answer for a base below it (recent.go).
 	bypassHorizon atomic.Uint64
+	rows          *rowCache // nil: no row cache
 	metrics       metrics
 
 	// mu guards the timestamp oracle, the in-flight commit queue and the
@@ -154,6 +160,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.CacheSize <= 0 {
 		opts.CacheSize = defaultCacheSize
+	}
+	if opts.RowCacheSize == 0 {
+		opts.RowCacheSize = defaultRowCache
 	}
 	if opts.MemTableSize <= 0 {
 		opts.MemTableSize = min(defaultMemTable, opts.CacheSize/4)
@@ -233,6 +242,7 @@ func Open(opts Options) (*Store, error) {
 		holds:    make(map[uint64]safePointHold),
 		stopGC:   make(chan struct{}),
 		metrics:  newMetrics(),
+		rows:     newRowCache(opts.RowCacheSize),
 	}
 	s.popts.EnsureDefaults()
 	s.hwmCond.L = &s.mu

@@ -112,17 +112,26 @@ func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
 	if value, found, done, err := t.buffered(key); done {
 		return value, found, err
 	}
-	ts := t.s.ReadTS()
+	s := t.s
+	ts := s.ReadTS()
 	if ts > t.lockTS {
 		t.lockTS = ts
 	}
+	h, gen := s.rowHash(key)
+	if value, found, ok := s.cachedRow(key, h, ts); ok {
+		return value, found, nil
+	}
 	// A fresh iterator: it holds every commit at or below ts.
-	it, err := t.s.db.NewIter(nil)
+	it, err := s.db.NewIter(nil)
 	if err != nil {
 		return nil, false, err
 	}
 	defer it.Close()
-	return readVersion(it, appendVersionKey(nil, key, ts))
+	value, vts, found, err := readVersion(it, appendVersionKey(nil, key, ts))
+	if err == nil {
+		s.fillRow(key, h, gen, ts, vts, value)
+	}
+	return value, found, err
 }
 
 // buffered answers a read from the transaction's own writes; done is
@@ -143,23 +152,27 @@ func (t *Txn) buffered(key []byte) (value []byte, found, done bool, err error) {
 }
 
 // readVersion returns the value of the first version at or after the
-// seek key lo (key and timestamp) of its key.
-func readVersion(it *pebble.Iterator, lo []byte) (value []byte, found bool, err error) {
+// seek key lo (key and timestamp) of its key, and that version's
+// timestamp (0 when there is none).
+func readVersion(it *pebble.Iterator, lo []byte) (value []byte, ts uint64, found bool, err error) {
 	if !it.SeekPrefixGE(lo) {
-		return nil, false, it.Error()
+		return nil, 0, false, it.Error()
+	}
+	if _, ts, err = splitVersionKey(it.Key()); err != nil {
+		return nil, 0, false, err
 	}
 	v, err := it.ValueAndErr()
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	if len(v) == 0 {
-		return nil, false, errMalformedValue
+		return nil, 0, false, errMalformedValue
 	}
 	if v[0] == flagDelete {
-		return nil, false, nil
+		return nil, ts, false, nil
 	}
 	// Non-nil even when empty: found values are never nil.
-	return append(make([]byte, 0, len(v)-1), v[1:]...), true, nil
+	return append(make([]byte, 0, len(v)-1), v[1:]...), ts, true, nil
 }
 
 // Savepoint is a snapshot of a transaction's write buffer.
@@ -179,8 +192,13 @@ func (t *Txn) Get(key []byte) (value []byte, found bool, err error) {
 	if value, found, done, err := t.buffered(key); done {
 		return value, found, err
 	}
+	s := t.s
+	h, gen := s.rowHash(key)
+	if value, found, ok := s.cachedRow(key, h, t.readTS); ok {
+		return value, found, nil
+	}
 	if t.pointIter == nil {
-		if t.pointIter, err = t.s.db.NewIter(nil); err != nil {
+		if t.pointIter, err = s.db.NewIter(nil); err != nil {
 			t.pointIter = nil
 			return nil, false, err
 		}
@@ -188,7 +206,11 @@ func (t *Txn) Get(key []byte) (value []byte, found bool, err error) {
 	// The first version of key at or below readTS is the answer. A prefix
 	// seek consults the sstables' bloom filters and never leaves the key.
 	t.lo = appendVersionKey(t.lo[:0], key, t.readTS)
-	return readVersion(t.pointIter, t.lo)
+	value, vts, found, err := readVersion(t.pointIter, t.lo)
+	if err == nil {
+		s.fillRow(key, h, gen, t.readTS, vts, value)
+	}
+	return value, found, err
 }
 
 // Set buffers a write of value to key. Both are copied.
@@ -379,6 +401,9 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 	}
 	for _, w := range writes {
 		s.latches.recent[stripeOf(w.hash)].record(w.hash, commitTS, s.oldestLive)
+		if s.rows != nil {
+			s.rows.committed(w.key, w.hash, commitTS, w.val, w.del)
+		}
 	}
 	return commitTS, nil
 }

@@ -51,9 +51,10 @@ type Config struct {
 	// GCLifetime and GCInterval override the store's MVCC garbage
 	// collection defaults (10 minutes, every minute).
 	GCLifetime, GCInterval time.Duration
-	// CacheSize and MemTableSize size the store's memory (kv.Options);
-	// zero keeps its defaults.
-	CacheSize, MemTableSize int64
+	// CacheSize, MemTableSize and RowCacheSize size the store's memory
+	// (kv.Options); zero keeps its defaults, a negative RowCacheSize
+	// turns the row cache off.
+	CacheSize, MemTableSize, RowCacheSize int64
 	// Testing exposes fault-injection system variables for crash tests.
 	Testing bool
 	// MaxConnections is max_connections' value at startup; 0 keeps
@@ -115,7 +116,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger,
 		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval,
-		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize})
+		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, RowCacheSize: cfg.RowCacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -47,7 +47,7 @@ func serveCmd() *cobra.Command {
 	var cfg server.Config
 	var users []string
 	var logLevel string
-	var cacheMiB, memtableMiB int64
+	var cacheMiB, memtableMiB, rowCacheMiB int64
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the MySQL-protocol server",
@@ -58,6 +58,10 @@ func serveCmd() *cobra.Command {
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.CacheSize, cfg.MemTableSize = cacheMiB<<20, memtableMiB<<20
+			cfg.RowCacheSize = rowCacheMiB << 20
+			if rowCacheMiB == 0 {
+				cfg.RowCacheSize = -1
+			}
 			cfg.Users = map[string]string{}
 			for _, u := range users {
 				name, pass, _ := strings.Cut(u, ":")
@@ -102,5 +106,6 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.Int64Var(&cacheMiB, "cache-size", 128, "MiB of memory for the block cache and memtables together")
 	f.Int64Var(&memtableMiB, "memtable-size", 32, "MiB per memtable (at most a third of --cache-size)")
+	f.Int64Var(&rowCacheMiB, "row-cache-size", 64, "MiB for the row cache, which keeps recently read and written rows for point reads (0 turns it off)")
 	return cmd
 }
