@@ -151,15 +151,19 @@ func (m *mvccIter) seekVisibleForward() bool {
 	return ok && bytes.Equal(p, m.prefix)
 }
 
-// skipKeyForward moves past the remaining versions of m.prefix: one step
-// for a key with a single version, then NextPrefix, which moves only the
-// levels of the LSM still on this key (a seek would reposition all of them).
+// skipKeyForward moves past the remaining versions of m.prefix: a step
+// at a time for a key with a few versions, then NextPrefix, which moves
+// only the levels of the LSM still on this key (a seek would reposition
+// all of them) but in a memtable is a skiplist seek itself, dearer than a
+// few steps.
 func (m *mvccIter) skipKeyForward() {
-	if !m.it.Next() {
-		return
-	}
-	if p, _, ok := m.split(); !ok || !bytes.Equal(p, m.prefix) {
-		return
+	for range stepsBeforeSeek {
+		if !m.it.Next() {
+			return
+		}
+		if p, _, ok := m.split(); !ok || !bytes.Equal(p, m.prefix) {
+			return
+		}
 	}
 	m.it.NextPrefix()
 }
