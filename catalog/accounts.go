@@ -1,7 +1,7 @@
 package catalog
 
 import (
-	"errors"
+	"context"
 
 	"github.com/reorgdb/reorgdb/kv"
 )
@@ -41,17 +41,6 @@ func (c *Catalog) getMeta(key []byte) ([]byte, error) {
 func (c *Catalog) setMeta(key, data []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		txn := c.store.Begin()
-		err := txn.Set(key, data)
-		if err == nil {
-			_, err = txn.Commit()
-		} else {
-			txn.Rollback()
-		}
-		if errors.Is(err, kv.ErrWriteConflict) && attempt < 10 {
-			continue
-		}
-		return err
-	}
+	_, err := c.store.RunTxn(context.Background(), func(txn *kv.Txn) error { return txn.Set(key, data) })
+	return err
 }

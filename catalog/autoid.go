@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"sync"
@@ -69,29 +70,20 @@ func readCounter(txn *kv.Txn, key []byte) (uint64, error) {
 
 // reserve moves the persisted mark to at least upTo and returns the mark.
 func (c *Catalog) reserve(key []byte, upTo uint64) (uint64, error) {
-	for attempt := 0; ; attempt++ {
-		txn := c.store.Begin()
+	mark := upTo
+	_, err := c.store.RunTxn(context.Background(), func(txn *kv.Txn) error {
 		cur, err := readCounter(txn, key)
-		if err != nil {
-			txn.Rollback()
-			return 0, err
+		if err != nil || cur >= upTo {
+			mark = cur
+			return err
 		}
-		if cur >= upTo {
-			txn.Rollback()
-			return cur, nil
-		}
-		if err := txn.Set(key, binary.BigEndian.AppendUint64(nil, upTo)); err != nil {
-			txn.Rollback()
-			return 0, err
-		}
-		if _, err := txn.Commit(); err != nil {
-			if errors.Is(err, kv.ErrWriteConflict) && attempt < 100 {
-				continue
-			}
-			return 0, err
-		}
-		return upTo, nil
+		mark = upTo
+		return txn.Set(key, binary.BigEndian.AppendUint64(nil, upTo))
+	})
+	if err != nil {
+		return 0, err
 	}
+	return mark, nil
 }
 
 func (c *Catalog) load(a *allocator, key []byte) error {

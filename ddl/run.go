@@ -497,31 +497,26 @@ func (m *Manager) cleanupTasks(id int64) {
 func deleteRange(store *kv.Store, lo, hi []byte) error {
 	lo = append([]byte(nil), lo...)
 	for {
-		txn := store.Begin()
-		it := txn.NewIter(lo, hi, false)
-		var keys [][]byte
-		for ; it.Valid() && len(keys) < 4096; it.Next() {
-			keys = append(keys, append([]byte(nil), it.Key()...))
-		}
-		err := it.Err()
-		it.Close()
-		if err != nil || len(keys) == 0 {
-			txn.Rollback()
+		var last []byte
+		// A conflict means someone wrote in the range meanwhile: the batch
+		// is redone from the same key.
+		_, err := store.RunTxn(context.Background(), func(txn *kv.Txn) error {
+			last = nil
+			it := txn.NewIter(lo, hi, false)
+			defer it.Close()
+			for n := 0; it.Valid() && n < 4096; n++ {
+				last = append(last[:0], it.Key()...)
+				if err := txn.Delete(it.Key()); err != nil {
+					return err
+				}
+				it.Next()
+			}
+			return it.Err()
+		})
+		if err != nil || last == nil {
 			return err
 		}
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				txn.Rollback()
-				return err
-			}
-		}
-		if _, err := txn.Commit(); err != nil {
-			if errors.Is(err, kv.ErrWriteConflict) {
-				continue // someone wrote in the range meanwhile: redo this batch
-			}
-			return err
-		}
-		lo = append(keys[len(keys)-1], 0) // the next possible key
+		lo = append(last, 0) // the next possible key
 	}
 }
 

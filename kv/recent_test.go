@@ -95,3 +95,52 @@ func TestConflictWithoutTable(t *testing.T) {
 		t.Fatalf("second writer of a key: %v, want a write conflict", err)
 	}
 }
+
+// TestRunTxnRetriesConflicts: RunTxn starts over on a write conflict with
+// a fresh snapshot, and stops on fn's error or when its context ends.
+func TestRunTxnRetriesConflicts(t *testing.T) {
+	s := openTest(t, nil)
+	calls := 0
+	_, err := s.RunTxn(context.Background(), func(txn *Txn) error {
+		calls++
+		v, _, err := txn.Get([]byte("n"))
+		if err != nil {
+			return err
+		}
+		if calls == 1 { // another writer commits after this snapshot
+			other := s.Begin()
+			must(t, other.Set([]byte("n"), []byte("x")))
+			if _, err := other.Commit(); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte("n"), append(v, 'y'))
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("RunTxn: err %v after %d calls, want success on the second", err, calls)
+	}
+	check := s.Begin()
+	defer check.Rollback()
+	if v, _, _ := check.Get([]byte("n")); string(v) != "xy" {
+		t.Fatalf("n = %q, want xy: the retry did not read the other writer's commit", v)
+	}
+	boom := errors.New("boom")
+	if _, err := s.RunTxn(context.Background(), func(*Txn) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("fn's error: got %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = s.RunTxn(ctx, func(txn *Txn) error {
+		cancel()
+		other := s.Begin()
+		must(t, other.Set([]byte("m"), []byte("1")))
+		if _, err := other.Commit(); err != nil {
+			return err
+		}
+		_, _, err := txn.Get([]byte("zzz"))
+		must(t, err)
+		return txn.Set([]byte("m"), []byte("2"))
+	})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrWriteConflict) {
+		t.Fatalf("cancelled retry: got %v", err)
+	}
+}

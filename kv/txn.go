@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -455,4 +456,34 @@ func (t *Txn) checkConflicts(writes []bufWrite) error {
 		}
 	}
 	return nil
+}
+
+// runTxnAttempts bounds RunTxn's retries: a transaction that keeps
+// conflicting that often has a livelock to report, not to hide.
+const runTxnAttempts = 100
+
+// RunTxn runs fn in a fresh transaction and commits it. When the commit
+// fails with ErrWriteConflict it starts over with a new snapshot, after a
+// backoff that doubles from 1 ms up to 128 ms, until ctx ends or after
+// runTxnAttempts tries. fn must do nothing but read and write through txn,
+// since it may run several times; an error from fn rolls back and ends.
+func (s *Store) RunTxn(ctx context.Context, fn func(txn *Txn) error) (commitTS uint64, err error) {
+	for attempt := 0; ; attempt++ {
+		txn := s.Begin()
+		if err = fn(txn); err != nil {
+			txn.Rollback()
+			return 0, err
+		}
+		commitTS, err = txn.Commit()
+		if !errors.Is(err, ErrWriteConflict) || attempt+1 >= runTxnAttempts {
+			return commitTS, err
+		}
+		t := time.NewTimer(time.Duration(1<<min(attempt, 7)) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
