@@ -44,15 +44,36 @@ type ColumnSpec struct {
 	WasType string `json:"was_type,omitempty"`
 }
 
-// JobDropColumn removes a column that no index contains, instantly, as
-// MySQL 8.0.29's ALGORITHM=INSTANT: rows keep its value under its column
-// ID, which is never given to another column and which readers skip, and
-// lose it when they are next written.
+// JobDropColumn removes a column. A column no index contains goes
+// instantly, as MySQL 8.0.29's ALGORITHM=INSTANT: rows keep its value
+// under its column ID, which is never given to another column and which
+// readers skip, and lose it when they are next written. A column with
+// indexes of its own (indexes of no other column) takes them with it the
+// way DROP INDEX takes an index: public -> write-only -> delete-only, one
+// metadata-lock step at a time, then the indexes and the column leave the
+// table in one schema version and the indexes' entries are removed. The
+// column stays readable until that last version, so no transaction reads
+// an index that a newer one no longer maintains.
 const JobDropColumn = "drop column"
 
-// SubmitDropColumn queues an instant DROP COLUMN job of spec.Of.
-func (m *Manager) SubmitDropColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
-	return m.submitColumnJob(JobDropColumn, dbName, tableName, tableID, query, spec)
+// SubmitDropColumn queues a DROP COLUMN job of spec.Of, which takes the
+// indexes in ixs with it (DropColumnIndexes).
+func (m *Manager) SubmitDropColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec, ixs []IndexSpec) (int64, error) {
+	if len(ixs) == 0 {
+		return m.submitColumnJob(JobDropColumn, dbName, tableName, tableID, query, spec)
+	}
+	return m.submit(&Job{
+		Type: JobDropColumn, DBName: dbName, TableName: tableName, TableID: tableID,
+		Query: query, State: JobQueueing, SchemaState: catalog.StatePublic, Mode: "-",
+		Columns: []ColumnSpec{spec}, Indexes: ixs,
+	})
+}
+
+// dropsIndexes reports whether a job takes indexes away through
+// write-only and delete-only, and so can be neither paused nor cancelled
+// once it has started.
+func (j *Job) dropsIndexes() bool {
+	return j.Type == JobDropIndex || j.Type == JobDropColumn && j.Mode != "instant"
 }
 
 // submitColumnJob queues an instant, one-step column job.
@@ -64,27 +85,82 @@ func (m *Manager) submitColumnJob(typ, dbName, tableName string, tableID int64, 
 	})
 }
 
-// DropColumnFrom removes column spec.Of from t, or says why it cannot
-// (1091 unknown, 1090 the last column, 1235 in an index).
-func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
-	c, i := t.ColumnByName(spec.Of)
+// DropColumnIndexes returns the indexes of t that DROP COLUMN name takes
+// with it: those of that column alone, as MySQL drops an index all of
+// whose columns are dropped. A primary-key column, or an index that also
+// holds other columns (which MySQL rebuilds without the column), is
+// refused with 1235.
+func DropColumnIndexes(t *catalog.Table, name string) ([]IndexSpec, error) {
+	c, _ := t.ColumnByName(name)
 	if c == nil {
-		return &Error{Code: 1091, Msg: fmt.Sprintf("Can't DROP '%s'; check that column/key exists", spec.Of)}
+		return nil, &Error{Code: 1091, Msg: fmt.Sprintf("Can't DROP '%s'; check that column/key exists", name)}
+	}
+	if c.ID == t.HandleColumn || slices.Contains(t.PKColumns, c.ID) {
+		return nil, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
+	}
+	var out []IndexSpec
+	for _, ix := range t.Indexes {
+		in := 0
+		for _, ic := range ix.Columns {
+			if ic.ColumnID == c.ID {
+				in++
+			}
+		}
+		switch {
+		case in == 0:
+			continue
+		case in < len(ix.Columns):
+			return nil, &Error{Code: 1235, Msg: fmt.Sprintf("This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a column in a multi-column index': drop or change index %s first", UserIndexName(ix.Name))}
+		case ix.Primary:
+			return nil, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
+		case ix.State != catalog.StatePublic:
+			return nil, &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+		}
+		out = append(out, IndexSpec{Name: ix.Name, Columns: ix.Columns, Unique: ix.Unique, ID: ix.ID})
+	}
+	return out, nil
+}
+
+// DropColumnFrom removes column spec.Of from t with the indexes of that
+// column alone, or says why it cannot (1091 unknown, 1090 the last
+// column, 1235 see DropColumnIndexes).
+func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
+	ixs, err := DropColumnIndexes(t, spec.Of)
+	if err != nil {
+		return err
 	}
 	if len(t.Columns) == 1 {
 		return &Error{Code: 1090, Msg: "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"}
 	}
-	if c.ID == t.HandleColumn || slices.Contains(t.PKColumns, c.ID) {
-		return &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
-	}
-	for _, ix := range t.Indexes {
-		for _, ic := range ix.Columns {
-			if ic.ColumnID == c.ID {
-				return &Error{Code: 1235, Msg: fmt.Sprintf("This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a column in an index': drop index %s first", ix.Name)}
-			}
-		}
-	}
+	removeIndexIDs(t, ixs, func(s IndexSpec) int64 { return s.ID })
+	_, i := t.ColumnByName(spec.Of)
 	t.Columns = append(t.Columns[:i:i], t.Columns[i+1:]...)
+	return nil
+}
+
+// dropInstant is DropColumnFrom for an instant job, refused with 1412
+// when a job that ran since the ALTER was checked indexed the column.
+func dropInstant(t *catalog.Table, spec ColumnSpec) error {
+	if ixs, err := DropColumnIndexes(t, spec.Of); err != nil || len(ixs) > 0 {
+		if err == nil {
+			err = &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+		}
+		return err
+	}
+	return DropColumnFrom(t, spec)
+}
+
+// sameIndexes reports whether the indexes DROP COLUMN would take from t
+// are still the job's: a job that ran since the ALTER was checked may
+// have added or removed one.
+func sameIndexes(t *catalog.Table, j *Job) error {
+	ixs, err := DropColumnIndexes(t, j.Columns[0].Of)
+	if err != nil {
+		return err
+	}
+	if !slices.EqualFunc(ixs, j.Indexes, func(a, b IndexSpec) bool { return a.ID == b.ID }) {
+		return &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+	}
 	return nil
 }
 
@@ -192,7 +268,7 @@ func (m *Manager) runAddColumn(ctx context.Context, id int64) error {
 				case JobModifyColumn:
 					change = modifyInPlace
 				case JobDropColumn:
-					change = DropColumnFrom
+					change = dropInstant
 				}
 				if err := change(t, j.Columns[0]); err != nil {
 					return err

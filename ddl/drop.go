@@ -51,6 +51,16 @@ func (m *Manager) runDropIndex(ctx context.Context, id int64) error {
 		}
 		switch {
 		case err != nil:
+		case j.SchemaState == catalog.StatePublic && j.Type == JobDropColumn:
+			err = m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+				if t == nil {
+					return errNoTable(j)
+				}
+				if err := sameIndexes(t, j); err != nil {
+					return err
+				}
+				return setIndexStates(t, j, catalog.StateWriteOnly)
+			})
 		case j.SchemaState == catalog.StatePublic:
 			err = m.setIndexState(ctx, id, catalog.StateWriteOnly)
 		case j.SchemaState == catalog.StateWriteOnly:
@@ -99,12 +109,15 @@ func (m *Manager) endCancelled(id int64) error {
 }
 
 // removeIndexes takes the job's indexes out of the table (a table that is
-// gone took them with it).
+// gone took them with it), and a DROP COLUMN job's column with them.
 func (m *Manager) removeIndexes(ctx context.Context, id int64) error {
 	return m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
-		for _, spec := range j.Indexes {
-			if i, _ := findIndex(t, spec.ID); i >= 0 {
-				t.Indexes = append(t.Indexes[:i], t.Indexes[i+1:]...)
+		removeIndexIDs(t, j.Indexes, func(s IndexSpec) int64 { return s.ID })
+		if j.Type == JobDropColumn && t != nil {
+			if c, _ := t.ColumnByName(j.Columns[0].Of); c != nil {
+				if err := DropColumnFrom(t, j.Columns[0]); err != nil {
+					return err
+				}
 			}
 		}
 		j.SchemaState = catalog.StateAbsent

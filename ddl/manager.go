@@ -343,11 +343,12 @@ func (m *Manager) Cancel(id int64) error {
 		if j.State == JobRollingBack {
 			return fmt.Errorf("job %d is already rolling back", id)
 		}
-		if (j.Type == JobAddIndex || j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && j.SchemaState == catalog.StatePublic {
+		if j.dropsIndexes() {
+			if j.SchemaState != catalog.StatePublic {
+				return fmt.Errorf("job %d has started dropping its index and can't be cancelled", id)
+			}
+		} else if (j.Type == JobAddIndex || j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && j.SchemaState == catalog.StatePublic {
 			return fmt.Errorf("job %d is almost done and can't be cancelled now", id)
-		}
-		if j.Type == JobDropIndex && j.SchemaState != catalog.StatePublic {
-			return fmt.Errorf("job %d has started dropping its index and can't be cancelled", id)
 		}
 		j.CancelRequested = true
 		j.PauseRequested = false
@@ -411,7 +412,7 @@ func (m *Manager) Pause(id int64) error {
 		if j.State == JobRollingBack || j.CancelRequested {
 			return fmt.Errorf("job %d is rolling back and can't be paused", id)
 		}
-		if j.Type == JobDropIndex {
+		if j.dropsIndexes() {
 			return fmt.Errorf("job %d drops an index and can't be paused", id)
 		}
 		if (j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && !j.isReorg() {

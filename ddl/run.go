@@ -41,7 +41,9 @@ func (m *Manager) run(id int64) {
 		run = m.runDropIndex
 	case JobAddColumn, JobModifyColumn, JobDropColumn:
 		run = m.runAddColumn
-		if j.isReorg() {
+		if j.dropsIndexes() {
+			run = m.runDropIndex
+		} else if j.isReorg() {
 			run = m.runModifyColumn
 		}
 	}
@@ -345,20 +347,25 @@ func (m *Manager) setIndexState(ctx context.Context, id int64, st catalog.IndexS
 		if t == nil {
 			return errNoTable(j)
 		}
-		for _, spec := range j.Indexes {
-			if _, ix := findIndex(t, spec.ID); ix != nil {
-				ix.State = st
-				if st == catalog.StatePublic {
-					ix.ChangeLogID, ix.Merging = 0, false
-				}
-			} else {
-				return fmt.Errorf("index %s vanished from table %s", spec.Name, j.TableName)
-			}
-		}
-		syncPrimaryKey(t)
-		j.SchemaState = st
-		return nil
+		return setIndexStates(t, j, st)
 	})
+}
+
+// setIndexStates moves every index of job j in t, and the job, to st.
+func setIndexStates(t *catalog.Table, j *Job, st catalog.IndexState) error {
+	for _, spec := range j.Indexes {
+		_, ix := findIndex(t, spec.ID)
+		if ix == nil {
+			return fmt.Errorf("index %s vanished from table %s", spec.Name, j.TableName)
+		}
+		ix.State = st
+		if st == catalog.StatePublic {
+			ix.ChangeLogID, ix.Merging = 0, false
+		}
+	}
+	syncPrimaryKey(t)
+	j.SchemaState = st
+	return nil
 }
 
 // syncPrimaryKey keeps the table's primary-key columns in step with a

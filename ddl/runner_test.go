@@ -44,12 +44,13 @@ func TestRunner(t *testing.T) {
 			}
 			return out.String()
 		case "drop-matrix":
+			column := d.HasArg("column")
 			var out strings.Builder
 			for _, point := range strings.Fields(d.Input) {
 				fmt.Fprintf(&out, "%-21s", point)
 				for _, action := range []string{"fail", "cancel", "kill"} {
 					fmt.Fprintf(&out, " %-9s", action+":")
-					fmt.Fprintf(&out, " %-28s", runDropTrial(t, point, action))
+					fmt.Fprintf(&out, " %-28s", runDropTrial(t, point, action, column))
 				}
 				out.WriteString("\n")
 			}
@@ -131,9 +132,10 @@ func (e *runnerEnv) close() {
 	e.store.Close()
 }
 
-// runDropTrial builds an index, then drops it, acting at the first time
-// the drop reaches point.
-func runDropTrial(t *testing.T, point, action string) string {
+// runDropTrial builds an index, then drops it, or with column its column
+// v (which takes the index with it), acting at the first time the drop
+// reaches point.
+func runDropTrial(t *testing.T, point, action string, column bool) string {
 	e := newRunnerEnv(t, "txn")
 	defer func() { e.close() }()
 	if err := e.m.Start(); err != nil {
@@ -149,7 +151,14 @@ func runDropTrial(t *testing.T, point, action string) string {
 	tbl, _ := e.cat.Current().TableByID(e.tableID)
 	ix := tbl.IndexByName("iv")
 	reached := e.inject(point, action)
-	id, err = e.m.SubmitDropIndex("app", "t", e.tableID, ix, "DROP INDEX iv ON t")
+	if column {
+		var ixs []IndexSpec
+		if ixs, err = DropColumnIndexes(tbl, "v"); err == nil {
+			id, err = e.m.SubmitDropColumn("app", "t", e.tableID, "ALTER TABLE t DROP COLUMN v", ColumnSpec{Of: "v"}, ixs)
+		}
+	} else {
+		id, err = e.m.SubmitDropIndex("app", "t", e.tableID, ix, "DROP INDEX iv ON t")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +265,7 @@ func (e *runnerEnv) describe(id int64) string {
 		}
 		_, ix := findIndex(tbl, spec.ID)
 		built := j.State == JobDone
-		if j.Type == JobDropIndex {
+		if j.dropsIndexes() {
 			built = j.State != JobDone
 		}
 		switch {
@@ -274,6 +283,12 @@ func (e *runnerEnv) describe(id int64) string {
 			if spec.ID != 0 && e.countKeys(codec.IndexPrefix(e.tableID, spec.ID)) != 0 {
 				problems = append(problems, "entries left")
 			}
+		}
+	}
+	if j.Type == JobDropColumn {
+		// The column goes exactly when its indexes do.
+		if c, _ := tbl.ColumnByName("v"); (c == nil) != (j.State == JobDone) {
+			problems = append(problems, fmt.Sprintf("column there: %v", c != nil))
 		}
 	}
 	if len(problems) == 0 {

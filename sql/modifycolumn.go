@@ -220,8 +220,9 @@ func mentions(expr, name string) bool {
 	return re.MatchString(expr)
 }
 
-// DropColumn implements sql.AlterableTable: an instant DROP COLUMN of a
-// column no index contains (ddl.JobDropColumn).
+// DropColumn implements sql.AlterableTable: DROP COLUMN, instant for a
+// column no index contains, and online, with the indexes of that column
+// alone, for one that has them (ddl.JobDropColumn).
 func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	e := t.db.e
 	cur, ok := t.latestDef(ctx)
@@ -239,7 +240,11 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	}
 	spec := ddl.ColumnSpec{Of: old.Name}
 	scratch := cur.Clone()
-	if err := ddl.DropColumnFrom(scratch, spec); err != nil {
+	ixs, err := ddl.DropColumnIndexes(scratch, spec.Of)
+	if err == nil {
+		err = ddl.DropColumnFrom(scratch, spec)
+	}
+	if err != nil {
 		return ddlToSQLError(err)
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
@@ -248,5 +253,7 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	if t.IsTemporary() {
 		return t.alterTemp(ctx, scratch)
 	}
-	return t.runColumnJob(ctx, e.DDL.SubmitDropColumn, spec)
+	return t.runColumnJob(ctx, func(db, table string, tableID int64, query string, spec ddl.ColumnSpec) (int64, error) {
+		return e.DDL.SubmitDropColumn(db, table, tableID, query, spec, ixs)
+	}, spec)
 }

@@ -1,0 +1,135 @@
+package sql_test
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// TestDropIndexedColumnUnderWriters: DROP COLUMN of a column with indexes
+// of its own takes them with it online while writers insert, update and
+// delete rows through the column; every index checks clean afterwards and
+// after a restart, the dropped indexes leave no entry, and a column in a
+// multi-column index is refused with 1235, changing nothing.
+func TestDropIndexedColumnUnderWriters(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, c VARCHAR(20), d INT, KEY kc (c), UNIQUE KEY uc (c, id), KEY kcc (c(3)), KEY kad (a, d))")
+	_, err := db.Exec("ALTER TABLE t DROP COLUMN uc")
+	expectErr(t, err, 1091, "Can't DROP 'uc'")
+	before := showCreate(t, db, "t")
+	_, err = db.Exec("ALTER TABLE t DROP COLUMN d")
+	expectErr(t, err, 1235, "multi-column index")
+	if got := showCreate(t, db, "t"); got != before {
+		t.Fatalf("refused DROP COLUMN changed the table:\n%s", got)
+	}
+	var b strings.Builder
+	const rows = 3000
+	for i := 0; i < rows; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "(%d,%d,'v%d',%d)", i, i%100, i, i)
+	}
+	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
+	// uc holds c and id: a multi-column index, so c cannot go with it.
+	_, err = db.Exec("ALTER TABLE t DROP COLUMN c")
+	expectErr(t, err, 1235, "uc")
+	mustExec(t, db, "ALTER TABLE t DROP INDEX uc")
+
+	// Each step of the drop waits until writers reach it.
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'drop-write-only'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	var quit atomic.Bool
+	var wg sync.WaitGroup
+	var acked, unknown atomic.Int64
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			for !quit.Load() {
+				id := rows + rnd.Intn(2000)*4 + w
+				var q string
+				switch rnd.Intn(4) {
+				case 0:
+					q = fmt.Sprintf("INSERT INTO t (id, a, c, d) VALUES (%d, %d, 'w%d', %d)", id, id%100, rnd.Intn(50), id)
+				case 1:
+					q = fmt.Sprintf("UPDATE t SET c = 'u%d', a = a + 1 WHERE id = %d OR id = %d", rnd.Intn(50), id, rnd.Intn(rows))
+				case 2:
+					q = fmt.Sprintf("DELETE FROM t WHERE id = %d OR id = %d", id, rnd.Intn(rows))
+				default:
+					q = fmt.Sprintf("UPDATE t SET c = NULL WHERE id = %d", rnd.Intn(rows))
+				}
+				_, err := db.Exec(q)
+				switch {
+				case err == nil:
+					acked.Add(1)
+				case errCode(err) == 1054:
+					unknown.Add(1) // the column is gone
+				case errCode(err) != 1062:
+					t.Errorf("%s: %v", q, err)
+					return
+				}
+			}
+		}(w)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec("ALTER TABLE t DROP COLUMN c"); done <- err }()
+	// progress waits until the writers have committed 50 more statements.
+	progress := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for n := acked.Load(); acked.Load() < n+50; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("writers stopped")
+			}
+		}
+	}
+	stalled := "drop-write-only"
+	for _, next := range []string{"drop-delete-only", "drop-none", ""} {
+		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+stalled) }, "stalled at "+stalled)
+		progress()
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+next+"'")
+		stalled = next
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("DROP COLUMN: %v", err)
+	}
+	progress()
+	quit.Store(true)
+	wg.Wait()
+	if unknown.Load() == 0 {
+		t.Errorf("no writer saw the column go")
+	}
+	expectIndexes(t, db, "t", "PRIMARY", "kad")
+	if got := showCreate(t, db, "t"); strings.Contains(got, "`c`") {
+		t.Fatalf("column c still there:\n%s", got)
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if e := s.Engine().CountIndexEntries("app", "t"); e != n {
+		t.Fatalf("%d index entries for %d rows in kad alone: the dropped indexes left entries", e, n)
+	}
+	expectRows(t, db, "SELECT job_type, state, schema_state FROM information_schema.ddl_jobs ORDER BY job_id DESC LIMIT 1", "drop column,synced,none")
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = servertest.StartDir(t, dir).DB("app")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	mustExec(t, db, "ALTER TABLE t ADD COLUMN c INT, ADD INDEX kc (c)")
+	expectRows(t, db, "SELECT count(*) FROM t WHERE c IS NOT NULL", "0")
+	expectRows(t, db, "SELECT count(*) FROM t WHERE c IS NULL", fmt.Sprint(n))
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
