@@ -167,10 +167,16 @@ type Check struct {
 // stored as NULL): they keep a column's old definition readable for
 // transactions still on an older schema version, while strict ones
 // refuse a write whose value does not convert.
+//
+// A strict column is first in doom mode: a write whose value does not
+// convert is stored without the hidden value and dooms the job (package
+// ddl) instead of failing; with Refuse, the job's last version before the
+// swap, the write fails.
 type ChangingColumn struct {
 	Column  Column `json:"column"`
 	Source  int64  `json:"source"`
 	Lenient bool   `json:"lenient,omitempty"`
+	Refuse  bool   `json:"refuse,omitempty"`
 }
 
 // Database is a schema namespace, with the stored objects that live in it.

@@ -177,6 +177,12 @@ func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 		if err := m.backfill(ctx, j.ID); err != nil {
 			return err
 		}
+		if err := m.stall(ctx, j.ID, "validate"); err != nil {
+			return err
+		}
+		if err := m.checkDooms(ctx, j); err != nil {
+			return err
+		}
 		if err := m.stall(ctx, j.ID, "swap"); err != nil {
 			return err
 		}
@@ -233,6 +239,7 @@ func (m *Manager) retireOld(ctx context.Context, j *Job) error {
 		return err
 	}
 	m.cleanupTasks(j.ID)
+	m.clearDooms(j)
 	m.finish(j.ID)
 	return nil
 }
@@ -446,6 +453,7 @@ func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 		return err
 	}
 	m.cleanupTasks(id)
+	m.clearDooms(j)
 	m.finish(id)
 	return nil
 }

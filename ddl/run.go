@@ -769,6 +769,12 @@ func (m *Manager) backfill(ctx context.Context, id int64) error {
 				cancel()
 				continue
 			}
+			if cur.isReorg() {
+				if err := m.firstDoom(cur); err != nil {
+					setErr(err)
+					continue
+				}
+			}
 			set = m.settings()
 			want := max(1, set.Workers)
 			n := int(atomic.LoadInt32(&active))

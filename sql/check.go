@@ -241,3 +241,17 @@ func (e *Engine) HasIndex(dbName, tableName, index string) bool {
 	def, ok := s.Table(db.ID, tableName)
 	return ok && def.IndexByName(index) != nil
 }
+
+// CountKeys counts the committed keys that start with prefix, for tests
+// that check what a job leaves behind.
+func (e *Engine) CountKeys(prefix []byte) int {
+	txn := e.store.Begin()
+	defer txn.Rollback()
+	it := txn.NewIter(prefix, codec.PrefixEnd(prefix), false)
+	defer it.Close()
+	n := 0
+	for ; it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}

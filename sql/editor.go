@@ -200,9 +200,11 @@ func (e *editor) rowHandle(ctx *gms.Context, row gms.Row) (int64, error) {
 	return e.findHiddenHandle(ctx, row)
 }
 
-// encodeRow encodes row for storage; kept holds, per hidden changing
-// column, the value to store instead of converting it (see keptShadows).
-func (e *editor) encodeRow(row gms.Row, kept []any) ([]byte, error) {
+// encodeRow encodes row for storage at recKey in txn; kept holds, per
+// hidden changing column, the value to store instead of converting it
+// (see keptShadows). A value that dooms a MODIFY COLUMN job is recorded
+// in txn (ddl.DoomKey).
+func (e *editor) encodeRow(txn *kv.Txn, recKey []byte, row gms.Row, kept []any) ([]byte, error) {
 	m := e.t.m
 	e.vals = e.vals[:0]
 	for p, v := range row[:len(m.schema)] {
@@ -214,7 +216,16 @@ func (e *editor) encodeRow(row gms.Row, kept []any) ([]byte, error) {
 	}
 	e.rows++
 	if len(m.shadows) > 0 {
-		return m.encodeWithShadows(row, e.vals, kept, e.rows, true)
+		var doomErr error
+		val, err := m.encodeWithShadows(row, e.vals, kept, e.rows, func(sh *shadowMeta, err error) {
+			if doomErr == nil {
+				doomErr = txn.Set(ddl.DoomKey(m.def.ID, sh.id, recKey), doomValue(err))
+			}
+		})
+		if err == nil {
+			err = doomErr
+		}
+		return val, err
 	}
 	return codec.EncodeRow(nil, m.colIDs, e.vals)
 }
@@ -271,7 +282,7 @@ func (e *editor) Insert(ctx *gms.Context, row gms.Row) error {
 			return err
 		}
 	}
-	val, err := e.encodeRow(row, nil)
+	val, err := e.encodeRow(txn, recKey, row, nil)
 	if err != nil {
 		return err
 	}
@@ -490,11 +501,12 @@ func (e *editor) Update(ctx *gms.Context, old, new gms.Row) error {
 			}
 		}
 	}
-	val, err := e.encodeRow(new, kept)
+	recKey := codec.RecordKey(m.def.ID, h)
+	val, err := e.encodeRow(txn, recKey, new, kept)
 	if err != nil {
 		return err
 	}
-	return txn.Set(codec.RecordKey(m.def.ID, h), val)
+	return txn.Set(recKey, val)
 }
 
 // findHiddenHandle locates the stored row equal to row in a table without

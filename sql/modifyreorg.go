@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -39,6 +40,7 @@ type shadowMeta struct {
 	nullable bool
 	src      int // position of the source column in the schema
 	lenient  bool
+	refuse   bool // DML refuses a value that does not convert, rather than dooming the job
 }
 
 func (m *tableMeta) buildShadows(def *catalog.Table) error {
@@ -53,7 +55,7 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 		}
 		m.shadows = append(m.shadows, shadowMeta{
 			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ), coll: stringCollation(typ),
-			nullable: c.Column.Nullable, src: src, lenient: c.Lenient,
+			nullable: c.Column.Nullable, src: src, lenient: c.Lenient, refuse: c.Refuse,
 		})
 	}
 	if len(m.shadows) > 0 {
@@ -144,11 +146,15 @@ func (ix *indexMeta) hasKey(row gms.Row) bool {
 
 // encodeWithShadows encodes a row whose visible columns' canonical values
 // are vals, adding every hidden column converted from row. rowNum is the
-// row's number in errors, dml whether a statement writes it (rather than
-// the backfill).
-func (m *tableMeta) encodeWithShadows(row gms.Row, vals, kept []any, rowNum int64, dml bool) ([]byte, error) {
+// row's number in errors. doom is nil for the backfill; for a statement's
+// write it is called, instead of failing the write, with a hidden column
+// in doom mode whose value does not convert and the error its job fails
+// with (see package ddl), and the row is stored without that column.
+func (m *tableMeta) encodeWithShadows(row gms.Row, vals, kept []any, rowNum int64, doom func(sh *shadowMeta, err error)) ([]byte, error) {
 	ids := slices.Clip(m.colIDs)
-	for i, sh := range m.shadows {
+	dml := doom != nil
+	for i := range m.shadows {
+		sh := &m.shadows[i]
 		if kept != nil && kept[i] != absent && kept[i] != unconverted {
 			ids, vals = append(ids, sh.id), append(vals, kept[i])
 			continue
@@ -156,6 +162,11 @@ func (m *tableMeta) encodeWithShadows(row gms.Row, vals, kept []any, rowNum int6
 		v, err := sh.convert(row[sh.src], rowNum, dml)
 		if err != nil && kept != nil && kept[i] == unconverted {
 			continue // the backfill has yet to reach the row, and fails the job on it
+		}
+		if err != nil && dml && !sh.lenient && !sh.refuse && isConversionError(err) {
+			_, jobErr := sh.convert(row[sh.src], rowNum, false)
+			doom(sh, jobErr)
+			continue
 		}
 		if err != nil {
 			return nil, err
@@ -233,6 +244,20 @@ func (m *tableMeta) keptShadows(stored []any, old, new gms.Row) []any {
 		}
 	}
 	return kept
+}
+
+// isConversionError reports whether err is a value's refusal by
+// convertColumnValue, the kind of error that dooms a job.
+func isConversionError(err error) bool {
+	var se *mysql.SQLError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Num {
+	case mysql.ERBadNullError, 1138, 1264, 1265, 1366, mysql.ERDataTooLong:
+		return true
+	}
+	return false
 }
 
 // convert turns a value of the source column into the hidden column's.
@@ -406,7 +431,7 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int6
 			return nil, nil, err
 		}
 	}
-	out, err := m.encodeWithShadows(r, vals, nil, rowNum, false)
+	out, err := m.encodeWithShadows(r, vals, nil, rowNum, nil)
 	if err != nil || len(ids) == 0 {
 		return out, nil, sqlToDDLError(err)
 	}
@@ -469,4 +494,13 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return refuse("from %s to %s (column %s): only integer, DECIMAL, FLOAT/DOUBLE and CHAR/VARCHAR/TEXT columns are converted", was.Type.String(), col.Type.String(), old.Name)
 	}
 	return nil
+}
+
+// doomValue is the doom record of a job that fails with err.
+func doomValue(err error) []byte {
+	var se *mysql.SQLError
+	if errors.As(err, &se) {
+		return ddl.DoomValue(uint16(se.Num), se.Message)
+	}
+	return ddl.DoomValue(1265, err.Error())
 }
