@@ -170,19 +170,24 @@ func createCheck(ctx *gms.Context, n *plan.CreateCheck) (gms.RowIter, error) {
 	if check.Name == "" {
 		check.Name = nextCheckName(alterable.defNow(ctx))
 	}
-	if check.Enforced {
-		if err := checkRows(ctx, alterable, check.Name, expr); err != nil {
-			if gms.ErrCheckConstraintViolated.Is(err) {
-				alterable.dropAddedColumns(ctx, expr)
-			}
-			return nil, err
-		}
-	}
 	def, err := plan.NewCheckDefinition(ctx, &check)
 	if err != nil {
 		return nil, err
 	}
-	if err := alterable.CreateCheck(ctx, def); err != nil {
+	publish := func() error { return alterable.CreateCheck(ctx, def) }
+	if !check.Enforced || alterable.IsTemporary() {
+		err = publish()
+	} else {
+		// Enforced by every transaction before the rows are checked.
+		err = alterable.db.e.enforceThenValidate(ctx, publish, func() error {
+			err := checkRows(ctx, alterable, check.Name, expr)
+			if gms.ErrCheckConstraintViolated.Is(err) {
+				alterable.dropAddedColumns(ctx, expr)
+			}
+			return err
+		}, func() error { return alterable.DropCheck(ctx, check.Name) })
+	}
+	if err != nil {
 		return nil, err
 	}
 	return gms.RowsToRowIter(gms.NewRow(types.NewOkResult(0))), nil

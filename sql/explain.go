@@ -43,6 +43,8 @@ func (o *execOverride) Build(ctx *gms.Context, n gms.Node, r gms.Row) (gms.RowIt
 		return analyzeTable(ctx, n, r)
 	case *plan.CreateCheck:
 		return createCheck(ctx, n)
+	case *plan.CreateForeignKey:
+		return createForeignKey(ctx, n)
 	case *plan.LoadData:
 		return loadData(ctx, n)
 	}
