@@ -88,10 +88,17 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		}
 	}
 	inPK := old.ID == cur.HandleColumn || slices.Contains(cur.PKColumns, old.ID)
-	switch {
-	case inPK && col.Nullable:
-		return mysql.NewSQLError(mysql.ERPrimaryCantHaveNull, "42000", "All parts of a PRIMARY KEY must be NOT NULL; if you need NULL in a key, use UNIQUE instead")
-	case col.PrimaryKey && !inPK:
+	if inPK && col.Nullable {
+		if explicitNull(ctx.Query(), name) {
+			return mysql.NewSQLError(mysql.ERPrimaryCantHaveNull, "42000", "All parts of a PRIMARY KEY must be NOT NULL; if you need NULL in a key, use UNIQUE instead")
+		}
+		// A primary-key column stays NOT NULL, as MySQL makes it when
+		// MODIFY / CHANGE does not repeat NOT NULL.
+		c := *col
+		c.Nullable = false
+		col = &c
+	}
+	if col.PrimaryKey && !inPK {
 		return notInstant("ALTER TABLE ... MODIFY COLUMN ... PRIMARY KEY (changing the primary key)")
 	}
 	i := t.m.schema.IndexOfColName(name)
@@ -140,6 +147,41 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		return t.alterTemp(ctx, scratch)
 	}
 	return t.runColumnJob(ctx, submit, spec)
+}
+
+// explicitNull reports whether the MODIFY / CHANGE clause of column name
+// in statement q says NULL itself (not NOT NULL, not DEFAULT NULL): the
+// column definition go-mysql-server passes on cannot tell that from a
+// definition that says nothing.
+func explicitNull(q, name string) bool {
+	re := regexp.MustCompile("(?is)\\b(?:MODIFY|CHANGE)\\s+(?:COLUMN\\s+)?`?" + regexp.QuoteMeta(name) + "`?\\s+(.*)")
+	m := re.FindStringSubmatch(q)
+	if m == nil {
+		return false
+	}
+	clause, depth := m[1], 0
+scan:
+	for i, r := range clause {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				clause = clause[:i]
+				break scan
+			}
+		}
+	}
+	prev := ""
+	for _, w := range strings.Fields(strings.ToUpper(clause)) {
+		if w == "NULL" && prev != "NOT" && prev != "DEFAULT" {
+			return true
+		}
+		prev = w
+	}
+	return false
 }
 
 // runColumnJob queues a column job made by submit and waits for it,

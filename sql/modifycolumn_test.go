@@ -146,3 +146,36 @@ func TestDropColumnInstant(t *testing.T) {
 	_, err := db.Exec("ALTER TABLE one DROP COLUMN x")
 	expectErr(t, err, 1090, "use DROP TABLE instead")
 }
+
+// TestModifyPrimaryKeyColumnInstant: widening a primary-key column (INT
+// to BIGINT for a clustered integer key, a longer VARCHAR for another)
+// is metadata only; a MODIFY that does not repeat NOT NULL keeps the
+// column NOT NULL as MySQL does, and only an explicit NULL gets 1171.
+func TestModifyPrimaryKeyColumnInstant(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	mustExec(t, db, "CREATE TABLE u (k VARCHAR(10) PRIMARY KEY, a INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1), (2147483647, 2)")
+	mustExec(t, db, "INSERT INTO u VALUES ('abc', 1)")
+	mustExec(t, db, "ALTER TABLE t MODIFY id BIGINT")
+	mustExec(t, db, "ALTER TABLE u CHANGE k k VARCHAR(40) COMMENT 'wider'")
+	_, err := db.Exec("ALTER TABLE t MODIFY id BIGINT NULL")
+	expectErr(t, err, 1171, "PRIMARY KEY must be NOT NULL")
+	_, err = db.Exec("ALTER TABLE u MODIFY COLUMN `k` VARCHAR(40) NULL, MODIFY a INT")
+	expectErr(t, err, 1171, "PRIMARY KEY must be NOT NULL")
+	_, err = db.Exec("ALTER TABLE u MODIFY k VARCHAR(40) DEFAULT NULL")
+	expectErr(t, err, 1067, "Invalid default value for 'k'")
+	for table, want := range map[string]string{"t": "`id` bigint NOT NULL", "u": "`k` varchar(40) NOT NULL COMMENT 'wider'"} {
+		if got := showCreate(t, db, table); !strings.Contains(got, want) {
+			t.Errorf("SHOW CREATE TABLE %s lacks %q:\n%s", table, want, got)
+		}
+	}
+	mustExec(t, db, "INSERT INTO t VALUES (5000000000, 3)")
+	mustExec(t, db, "INSERT INTO u VALUES ('a key longer than ten', 2)")
+	expectRows(t, db, "SELECT id FROM t WHERE id > 2000000000 ORDER BY id", "2147483647", "5000000000")
+	expectRows(t, db, "SELECT a FROM u WHERE k = 'a key longer than ten'", "2")
+	expectRows(t, db, "SELECT job_type, state FROM information_schema.ddl_jobs ORDER BY job_id LIMIT 2", "modify column,synced", "modify column,synced")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	mustExec(t, db, "ADMIN CHECK TABLE u")
+}
