@@ -47,33 +47,46 @@ type ColumnSpec struct {
 // JobDropColumn removes a column. A column no index contains goes
 // instantly, as MySQL 8.0.29's ALGORITHM=INSTANT: rows keep its value
 // under its column ID, which is never given to another column and which
-// readers skip, and lose it when they are next written. A column with
-// indexes of its own (indexes of no other column) takes them with it the
-// way DROP INDEX takes an index: public -> write-only -> delete-only, one
-// metadata-lock step at a time, then the indexes and the column leave the
-// table in one schema version and the indexes' entries are removed. The
-// column stays readable until that last version, so no transaction reads
-// an index that a newer one no longer maintains.
+// readers skip, and lose it when they are next written (mode "instant").
+// A column with indexes of its own (indexes of no other column) takes them
+// with it the way DROP INDEX takes an index (mode "-"): public ->
+// write-only -> delete-only, one metadata-lock step at a time, then the
+// indexes and the column leave the table in one schema version and the
+// indexes' entries are removed. The column stays readable until that last
+// version, so no transaction reads an index that a newer one no longer
+// maintains. A column that a multi-column index also holds needs that
+// index rebuilt without it, as MySQL rebuilds it (mode "txn"): the job is
+// a MODIFY COLUMN reorganisation without a hidden column (see
+// modifycolumn.go), whose replacement indexes leave the column out; after
+// the swap the old indexes retire and the column goes with them.
 const JobDropColumn = "drop column"
 
 // SubmitDropColumn queues a DROP COLUMN job of spec.Of, which takes the
-// indexes in ixs with it (DropColumnIndexes).
-func (m *Manager) SubmitDropColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec, ixs []IndexSpec) (int64, error) {
-	if len(ixs) == 0 {
-		return m.submitColumnJob(JobDropColumn, dbName, tableName, tableID, query, spec)
-	}
-	return m.submit(&Job{
+// indexes in ixs with it and, with rebuild, rebuilds the multi-column
+// indexes that hold it (DropColumnIndexes).
+func (m *Manager) SubmitDropColumn(dbName, tableName string, tableID int64, query string, spec ColumnSpec, ixs []IndexSpec, rebuild bool) (int64, error) {
+	j := &Job{
 		Type: JobDropColumn, DBName: dbName, TableName: tableName, TableID: tableID,
-		Query: query, State: JobQueueing, SchemaState: catalog.StatePublic, Mode: "-",
-		Columns: []ColumnSpec{spec}, Indexes: ixs,
-	})
+		Query: query, State: JobQueueing, SchemaState: catalog.StateAbsent, Mode: "instant",
+		Columns: []ColumnSpec{spec},
+	}
+	switch {
+	case rebuild:
+		if _, ok := m.indexer.(ColumnConverter); !ok {
+			return 0, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'DROP COLUMN of a column in a multi-column index' here"}
+		}
+		j.Mode = "txn"
+	case len(ixs) > 0:
+		j.Mode, j.SchemaState, j.Indexes = "-", catalog.StatePublic, ixs
+	}
+	return m.submit(j)
 }
 
 // dropsIndexes reports whether a job takes indexes away through
 // write-only and delete-only, and so can be neither paused nor cancelled
 // once it has started.
 func (j *Job) dropsIndexes() bool {
-	return j.Type == JobDropIndex || j.Type == JobDropColumn && j.Mode != "instant"
+	return j.Type == JobDropIndex || j.Type == JobDropColumn && j.Mode == "-"
 }
 
 // submitColumnJob queues an instant, one-step column job.
@@ -86,19 +99,18 @@ func (m *Manager) submitColumnJob(typ, dbName, tableName string, tableID int64, 
 }
 
 // DropColumnIndexes returns the indexes of t that DROP COLUMN name takes
-// with it: those of that column alone, as MySQL drops an index all of
-// whose columns are dropped. A primary-key column, or an index that also
-// holds other columns (which MySQL rebuilds without the column), is
-// refused with 1235.
-func DropColumnIndexes(t *catalog.Table, name string) ([]IndexSpec, error) {
+// with it, those of that column alone (MySQL drops an index all of whose
+// columns are dropped), and whether any other index holds the column, to
+// be rebuilt without it. A primary-key column is refused with 1235, and
+// an index that a job has yet to finish with 1412.
+func DropColumnIndexes(t *catalog.Table, name string) (alone []IndexSpec, rebuild bool, err error) {
 	c, _ := t.ColumnByName(name)
 	if c == nil {
-		return nil, &Error{Code: 1091, Msg: fmt.Sprintf("Can't DROP '%s'; check that column/key exists", name)}
+		return nil, false, &Error{Code: 1091, Msg: fmt.Sprintf("Can't DROP '%s'; check that column/key exists", name)}
 	}
 	if c.ID == t.HandleColumn || slices.Contains(t.PKColumns, c.ID) {
-		return nil, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
+		return nil, false, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
 	}
-	var out []IndexSpec
 	for _, ix := range t.Indexes {
 		in := 0
 		for _, ic := range ix.Columns {
@@ -109,31 +121,36 @@ func DropColumnIndexes(t *catalog.Table, name string) ([]IndexSpec, error) {
 		switch {
 		case in == 0:
 			continue
-		case in < len(ix.Columns):
-			return nil, &Error{Code: 1235, Msg: fmt.Sprintf("This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a column in a multi-column index': drop or change index %s first", UserIndexName(ix.Name))}
 		case ix.Primary:
-			return nil, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
+			return nil, false, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
 		case ix.State != catalog.StatePublic:
-			return nil, &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+			return nil, false, &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+		case in < len(ix.Columns):
+			rebuild = true
+			continue
 		}
-		out = append(out, IndexSpec{Name: ix.Name, Columns: ix.Columns, Unique: ix.Unique, ID: ix.ID})
+		alone = append(alone, IndexSpec{Name: ix.Name, Columns: ix.Columns, Unique: ix.Unique, ID: ix.ID})
 	}
-	return out, nil
+	return alone, rebuild, nil
 }
 
-// DropColumnFrom removes column spec.Of from t with the indexes of that
-// column alone, or says why it cannot (1091 unknown, 1090 the last
-// column, 1235 see DropColumnIndexes).
+// DropColumnFrom removes column spec.Of from t, with the indexes of that
+// column alone and from the indexes that also hold others, or says why
+// it cannot (1091 unknown, 1090 the last column, 1235 see
+// DropColumnIndexes).
 func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
-	ixs, err := DropColumnIndexes(t, spec.Of)
+	alone, _, err := DropColumnIndexes(t, spec.Of)
 	if err != nil {
 		return err
 	}
 	if len(t.Columns) == 1 {
 		return &Error{Code: 1090, Msg: "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"}
 	}
-	removeIndexIDs(t, ixs, func(s IndexSpec) int64 { return s.ID })
-	_, i := t.ColumnByName(spec.Of)
+	removeIndexIDs(t, alone, func(s IndexSpec) int64 { return s.ID })
+	c, i := t.ColumnByName(spec.Of)
+	for _, ix := range t.Indexes {
+		ix.Columns = slices.DeleteFunc(slices.Clone(ix.Columns), func(ic catalog.IndexColumn) bool { return ic.ColumnID == c.ID })
+	}
 	t.Columns = append(t.Columns[:i:i], t.Columns[i+1:]...)
 	return nil
 }
@@ -141,7 +158,7 @@ func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
 // dropInstant is DropColumnFrom for an instant job, refused with 1412
 // when a job that ran since the ALTER was checked indexed the column.
 func dropInstant(t *catalog.Table, spec ColumnSpec) error {
-	if ixs, err := DropColumnIndexes(t, spec.Of); err != nil || len(ixs) > 0 {
+	if ixs, rebuild, err := DropColumnIndexes(t, spec.Of); err != nil || len(ixs) > 0 || rebuild {
 		if err == nil {
 			err = &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
 		}
@@ -154,11 +171,11 @@ func dropInstant(t *catalog.Table, spec ColumnSpec) error {
 // are still the job's: a job that ran since the ALTER was checked may
 // have added or removed one.
 func sameIndexes(t *catalog.Table, j *Job) error {
-	ixs, err := DropColumnIndexes(t, j.Columns[0].Of)
+	ixs, rebuild, err := DropColumnIndexes(t, j.Columns[0].Of)
 	if err != nil {
 		return err
 	}
-	if !slices.EqualFunc(ixs, j.Indexes, func(a, b IndexSpec) bool { return a.ID == b.ID }) {
+	if rebuild || !slices.EqualFunc(ixs, j.Indexes, func(a, b IndexSpec) bool { return a.ID == b.ID }) {
 		return &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
 	}
 	return nil

@@ -46,6 +46,9 @@ func DoomValue(code uint16, msg string) []byte {
 // firstDoom returns the error of the first doom record of the job's
 // hidden column, or nil.
 func (m *Manager) firstDoom(j *Job) error {
+	if j.Columns[0].ID == 0 {
+		return nil
+	}
 	p := doomPrefix(j.TableID, j.Columns[0].ID)
 	txn := m.store.Begin()
 	defer txn.Rollback()
@@ -77,6 +80,9 @@ func refuseUnconvertible(_ *catalog.Change, t *catalog.Table, j *Job) error {
 // checkDooms publishes the version that ends doom mode, waits for it,
 // and fails with the first doom's error if any write was doomed.
 func (m *Manager) checkDooms(ctx context.Context, j *Job) error {
+	if j.Columns[0].ID == 0 {
+		return nil // no hidden column
+	}
 	if err := m.step(ctx, j.ID, refuseUnconvertible); err != nil {
 		return err
 	}

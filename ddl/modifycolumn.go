@@ -87,7 +87,9 @@ func (m *Manager) SubmitModifyColumnReorg(dbName, tableName string, tableID int6
 }
 
 // isReorg reports whether a job rewrites rows column by column.
-func (j *Job) isReorg() bool { return j.Type == JobModifyColumn && j.Mode != "instant" }
+func (j *Job) isReorg() bool {
+	return j.Type == JobModifyColumn && j.Mode != "instant" || j.Type == JobDropColumn && j.Mode == "txn"
+}
 
 // runModifyColumn drives a MODIFY COLUMN reorganisation to its end.
 func (m *Manager) runModifyColumn(ctx context.Context, id int64) error {
@@ -154,6 +156,9 @@ func (m *Manager) modifyFailed(ctx context.Context, id int64, err error) error {
 func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 	switch j.SchemaState {
 	case catalog.StateAbsent:
+		if j.Type == JobDropColumn {
+			return m.step(ctx, j.ID, addDropReplacements)
+		}
 		return m.step(ctx, j.ID, m.addChanging)
 	case catalog.StateDeleteOnly:
 		return m.setIndexState(ctx, j.ID, catalog.StateWriteOnly)
@@ -186,6 +191,9 @@ func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 		if err := m.stall(ctx, j.ID, "swap"); err != nil {
 			return err
 		}
+		if j.Type == JobDropColumn {
+			return m.step(ctx, j.ID, swapReplacements)
+		}
 		return m.step(ctx, j.ID, swapChanging)
 	case catalog.StatePublic:
 		return m.retireOld(ctx, j)
@@ -215,11 +223,15 @@ func (m *Manager) retireOld(ctx context.Context, j *Job) error {
 		return m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
 			return setOldIndexes(t, j, catalog.StateDeleteOnly)
 		})
-	case oldIxState == catalog.StateDeleteOnly || oldCol:
+	case oldIxState == catalog.StateDeleteOnly || oldCol || j.Type == JobDropColumn && hasColumn(t, j.Columns[0].OldID):
 		err := m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
-			if t != nil {
-				t.Changing = dropChanging(t.Changing, j.Columns[0].OldID)
-				removeIndexIDs(t, j.Indexes, func(s IndexSpec) int64 { return s.Replaces })
+			if t == nil {
+				return nil
+			}
+			t.Changing = dropChanging(t.Changing, j.Columns[0].OldID)
+			removeIndexIDs(t, j.Indexes, func(s IndexSpec) int64 { return s.Replaces })
+			if c, _ := t.ColumnByID(j.Columns[0].OldID); c != nil && j.Type == JobDropColumn {
+				return DropColumnFrom(t, ColumnSpec{Of: c.Name})
 			}
 			return nil
 		})
@@ -242,6 +254,14 @@ func (m *Manager) retireOld(ctx context.Context, j *Job) error {
 	m.clearDooms(j)
 	m.finish(j.ID)
 	return nil
+}
+
+func hasColumn(t *catalog.Table, id int64) bool {
+	if t == nil {
+		return false
+	}
+	c, _ := t.ColumnByID(id)
+	return c != nil
 }
 
 // setOldIndexes moves the indexes the job replaces to state st.
@@ -518,7 +538,7 @@ func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, id
 			it.Close()
 			return 0, task, err
 		}
-		if v != nil {
+		if v != nil || ents != nil {
 			recs = append(recs, rec{key, v, h, ents})
 		}
 		last = h
@@ -530,7 +550,9 @@ func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, id
 		return 0, task, err
 	}
 	for _, r := range recs {
-		if err := txn.Set(r.key, r.val); err != nil {
+		if r.val == nil {
+			// Unchanged: only its entries are written.
+		} else if err := txn.Set(r.key, r.val); err != nil {
 			return 0, task, err
 		}
 		if err := putEntries(ctx, txn, j, r.h, r.ents); err != nil {
@@ -601,6 +623,13 @@ func (m *Manager) convertRow(ctx context.Context, txn *kv.Txn, conv ColumnConver
 	var bad *Error
 	if errors.As(err, &bad) {
 		err = m.firstBadRow(j, t, h, bad)
+	}
+	if len(t.Changing) == 0 && err == nil {
+		// A DROP COLUMN's rebuild: the row stays as it is.
+		v = nil
+		if ents == nil {
+			ents = []Entry{}
+		}
 	}
 	return v, ents, h, err
 }

@@ -354,6 +354,9 @@ func (m *Manager) setIndexState(ctx context.Context, id int64, st catalog.IndexS
 // setIndexStates moves every index of job j in t, and the job, to st.
 func setIndexStates(t *catalog.Table, j *Job, st catalog.IndexState) error {
 	for _, spec := range j.Indexes {
+		if spec.ID == 0 {
+			continue // an index a DROP COLUMN job drops, not replaces
+		}
 		_, ix := findIndex(t, spec.ID)
 		if ix == nil {
 			return fmt.Errorf("index %s vanished from table %s", spec.Name, j.TableName)

@@ -153,8 +153,8 @@ func runDropTrial(t *testing.T, point, action string, column bool) string {
 	reached := e.inject(point, action)
 	if column {
 		var ixs []IndexSpec
-		if ixs, err = DropColumnIndexes(tbl, "v"); err == nil {
-			id, err = e.m.SubmitDropColumn("app", "t", e.tableID, "ALTER TABLE t DROP COLUMN v", ColumnSpec{Of: "v"}, ixs)
+		if ixs, _, err = DropColumnIndexes(tbl, "v"); err == nil {
+			id, err = e.m.SubmitDropColumn("app", "t", e.tableID, "ALTER TABLE t DROP COLUMN v", ColumnSpec{Of: "v"}, ixs, false)
 		}
 	} else {
 		id, err = e.m.SubmitDropIndex("app", "t", e.tableID, ix, "DROP INDEX iv ON t")

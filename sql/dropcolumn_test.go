@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"database/sql"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -15,8 +16,8 @@ import (
 // TestDropIndexedColumnUnderWriters: DROP COLUMN of a column with indexes
 // of its own takes them with it online while writers insert, update and
 // delete rows through the column; every index checks clean afterwards and
-// after a restart, the dropped indexes leave no entry, and a column in a
-// multi-column index is refused with 1235, changing nothing.
+// after a restart, the dropped indexes leave no entry, and a primary-key
+// column is refused with 1235, changing nothing.
 func TestDropIndexedColumnUnderWriters(t *testing.T) {
 	dir := t.TempDir()
 	s := servertest.StartDir(t, dir)
@@ -25,8 +26,8 @@ func TestDropIndexedColumnUnderWriters(t *testing.T) {
 	_, err := db.Exec("ALTER TABLE t DROP COLUMN uc")
 	expectErr(t, err, 1091, "Can't DROP 'uc'")
 	before := showCreate(t, db, "t")
-	_, err = db.Exec("ALTER TABLE t DROP COLUMN d")
-	expectErr(t, err, 1235, "multi-column index")
+	_, err = db.Exec("ALTER TABLE t DROP COLUMN id")
+	expectErr(t, err, 1235, "PRIMARY KEY")
 	if got := showCreate(t, db, "t"); got != before {
 		t.Fatalf("refused DROP COLUMN changed the table:\n%s", got)
 	}
@@ -39,9 +40,8 @@ func TestDropIndexedColumnUnderWriters(t *testing.T) {
 		fmt.Fprintf(&b, "(%d,%d,'v%d',%d)", i, i%100, i, i)
 	}
 	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
-	// uc holds c and id: a multi-column index, so c cannot go with it.
-	_, err = db.Exec("ALTER TABLE t DROP COLUMN c")
-	expectErr(t, err, 1235, "uc")
+	// uc holds c and id: a multi-column index, rebuilt by another kind
+	// of job (TestDropColumnRebuildsIndexes).
 	mustExec(t, db, "ALTER TABLE t DROP INDEX uc")
 
 	// Each step of the drop waits until writers reach it.
@@ -132,4 +132,129 @@ func TestDropIndexedColumnUnderWriters(t *testing.T) {
 	expectRows(t, db, "SELECT count(*) FROM t WHERE c IS NOT NULL", "0")
 	expectRows(t, db, "SELECT count(*) FROM t WHERE c IS NULL", fmt.Sprint(n))
 	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
+
+// TestDropColumnRebuildsIndexes: DROP COLUMN of a column that multi-column
+// indexes also hold rebuilds them without it online, as MySQL does, while
+// writers change rows through every step: the indexes keep their names,
+// an index of the column alone goes, every index checks clean before and
+// after a restart, and no entry of an old index is left. A unique index
+// whose rebuild finds a duplicate fails the ALTER with 1062 and leaves the
+// table as it was.
+func TestDropColumnRebuildsIndexes(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	db := s.DB("app")
+	db.SetMaxOpenConns(8)
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, c VARCHAR(20), d INT, KEY kc (c), UNIQUE KEY uac (a, c), KEY kcd (c, d), KEY ka (a))")
+	const rows = 3000
+	var b strings.Builder
+	for i := 0; i < rows; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "(%d,%d,'v%d',%d)", i, i, i%7, i%100)
+	}
+	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
+	mustExec(t, db, "CREATE TABLE dup (id INT PRIMARY KEY, a INT, c INT, UNIQUE KEY uac (a, c))")
+	mustExec(t, db, "INSERT INTO dup VALUES (1, 1, 1), (2, 1, 2)")
+	before := showCreate(t, db, "dup")
+	_, err := db.Exec("ALTER TABLE dup DROP COLUMN c")
+	expectErr(t, err, 1062, "Duplicate entry '1' for key 'dup.uac'")
+	if got := showCreate(t, db, "dup"); got != before {
+		t.Fatalf("the failed DROP COLUMN left\n%s", got)
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE dup")
+
+	var quit atomic.Bool
+	var wg sync.WaitGroup
+	var acked atomic.Int64
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			for !quit.Load() {
+				id := rows + rnd.Intn(2000)*4 + w
+				var q string
+				switch rnd.Intn(4) {
+				case 0:
+					q = fmt.Sprintf("INSERT INTO t (id, a, d) VALUES (%d, %d, %d)", id, id, rnd.Intn(100))
+				case 1:
+					q = fmt.Sprintf("UPDATE t SET d = %d, a = -a WHERE id = %d OR id = %d", rnd.Intn(100), id, rnd.Intn(rows))
+				case 2:
+					q = fmt.Sprintf("DELETE FROM t WHERE id = %d OR id = %d", id, rnd.Intn(rows))
+				default:
+					q = fmt.Sprintf("UPDATE t SET a = a + 100000 WHERE id = %d", rnd.Intn(rows))
+				}
+				_, err := db.Exec(q)
+				switch {
+				case err == nil:
+					acked.Add(1)
+				case errCode(err) == 1062:
+				default:
+					t.Errorf("%s: %v", q, err)
+					return
+				}
+			}
+		}(w)
+	}
+	progress := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for n := acked.Load(); acked.Load() < n+50; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("writers stopped")
+			}
+		}
+	}
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'backfill'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec("ALTER TABLE t DROP COLUMN c"); done <- err }()
+	stalled := "backfill"
+	for _, next := range []string{"swap", "public", ""} {
+		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+stalled) }, "stalled at "+stalled)
+		progress()
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+next+"'")
+		stalled = next
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("DROP COLUMN: %v", err)
+	}
+	progress()
+	quit.Store(true)
+	wg.Wait()
+	check := func(db *sql.DB) {
+		t.Helper()
+		got := showCreate(t, db, "t")
+		for _, want := range []string{"UNIQUE KEY `uac` (`a`)", "KEY `kcd` (`d`)", "KEY `ka` (`a`)"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", want, got)
+			}
+		}
+		if strings.Contains(got, "`c`") || strings.Contains(got, "kc`") {
+			t.Errorf("column c or index kc still there:\n%s", got)
+		}
+		mustExec(t, db, "ADMIN CHECK TABLE t")
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if e := s.Engine().CountIndexEntries("app", "t"); e != 3*n {
+			t.Errorf("%d index entries for %d rows in three indexes", e, n)
+		}
+	}
+	check(db)
+	expectRows(t, db, "SELECT job_type, state FROM information_schema.ddl_jobs WHERE table_name = 't' ORDER BY job_id DESC LIMIT 1", "drop column,synced")
+	db.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = servertest.StartDir(t, dir)
+	db = s.DB("app")
+	check(db)
+	mustExec(t, db, "INSERT INTO t (id, a, d) VALUES (-1, -77777, 1)")
+	_, err = db.Exec("INSERT INTO t (id, a, d) VALUES (-2, -77777, 1)")
+	expectErr(t, err, 1062, "Duplicate entry '-77777' for key 't.uac'")
 }

@@ -263,8 +263,9 @@ func mentions(expr, name string) bool {
 }
 
 // DropColumn implements sql.AlterableTable: DROP COLUMN, instant for a
-// column no index contains, and online, with the indexes of that column
-// alone, for one that has them (ddl.JobDropColumn).
+// column no index contains, and online otherwise (ddl.JobDropColumn): the
+// indexes of that column alone go with it, and multi-column indexes that
+// hold it are rebuilt without it, as MySQL does.
 func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	e := t.db.e
 	cur, ok := t.latestDef(ctx)
@@ -282,7 +283,7 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	}
 	spec := ddl.ColumnSpec{Of: old.Name}
 	scratch := cur.Clone()
-	ixs, err := ddl.DropColumnIndexes(scratch, spec.Of)
+	ixs, rebuild, err := ddl.DropColumnIndexes(scratch, spec.Of)
 	if err == nil {
 		err = ddl.DropColumnFrom(scratch, spec)
 	}
@@ -293,9 +294,12 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 		return err
 	}
 	if t.IsTemporary() {
+		if rebuild {
+			return notInstant("dropping a column of a temporary table's multi-column index (%s)", old.Name)
+		}
 		return t.alterTemp(ctx, scratch)
 	}
 	return t.runColumnJob(ctx, func(db, table string, tableID int64, query string, spec ddl.ColumnSpec) (int64, error) {
-		return e.DDL.SubmitDropColumn(db, table, tableID, query, spec, ixs)
+		return e.DDL.SubmitDropColumn(db, table, tableID, query, spec, ixs, rebuild)
 	}, spec)
 }
