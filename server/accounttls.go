@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"sort"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
-	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
 // go-mysql-server parses an account's REQUIRE SSL or X509 and drops it:
@@ -97,6 +97,50 @@ func (a *accountTLS) set(req string, keys ...accountKey) error {
 	return a.saveLocked()
 }
 
+// rename moves the requirements of renamed accounts while apply renames
+// the accounts themselves. The new names' requirements are stored before
+// apply and the old names' dropped after it, so that a crash in between
+// leaves no renamed account without its requirement (load drops entries
+// of accounts that do not exist).
+func (a *accountTLS) rename(renames []accountRename, apply func() error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	before, after := a.req, map[accountKey]string{}
+	for k, r := range before {
+		after[k] = r
+	}
+	for _, rn := range renames {
+		if r, ok := after[rn.from]; ok {
+			after[rn.to] = r
+			delete(after, rn.from)
+		}
+	}
+	both := map[accountKey]string{}
+	for k, r := range after {
+		both[k] = r
+	}
+	for k, r := range before {
+		both[k] = r // a chain's old owner of a name keeps its own until apply
+	}
+	if a.req = both; len(both) != len(before) {
+		if err := a.saveLocked(); err != nil {
+			a.req = before
+			return err
+		}
+	}
+	if err := apply(); err != nil {
+		a.req = before
+		if !maps.Equal(both, before) {
+			_ = a.saveLocked() // else load drops the new names' entries
+		}
+		return err
+	}
+	if a.req = after; maps.Equal(after, before) {
+		return nil
+	}
+	return a.saveLocked()
+}
+
 func (a *accountTLS) saveLocked() error {
 	entries := make([]accountTLSEntry, 0, len(a.req))
 	for k, r := range a.req {
@@ -154,7 +198,7 @@ func errRequireUnsupported(what string) error {
 // and DROP USER: it returns the statement go-mysql-server is to run (ALTER
 // USER without its REQUIRE clause, which go-mysql-server's grammar lacks)
 // and what to record once it has succeeded; handled is true if there is
-// nothing for go-mysql-server to do.
+// nothing for go-mysql-server to do, as for RENAME USER (renameuser.go).
 func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after func() error, handled bool, _ error) {
 	verb, object := leadingTokens(query)
 	switch {
@@ -176,6 +220,11 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 		}
 	case verb == sqlparser.ALTER && object == sqlparser.USER:
 		return h.alterUserTLS(c, query)
+	case verb == sqlparser.RENAME && object == sqlparser.USER:
+		stmt, err := sqlparser.Parse(query)
+		if st, ok := stmt.(*sqlparser.RenameUser); ok && err == nil {
+			return query, nil, true, h.renameUser(c, st)
+		}
 	case verb == sqlparser.GRANT:
 		if _, _, _, found := requireClause(query); found {
 			return query, nil, false, errRequireUnsupported("GRANT ... REQUIRE; use ALTER USER ... REQUIRE")
@@ -188,7 +237,7 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 // after any comment; 0s for a statement that cannot be about accounts.
 func leadingTokens(query string) (int, int) {
 	t := strings.TrimLeft(query, " \t\r\n(")
-	if t == "" || !strings.ContainsRune("cCaAdDgG/#-", rune(t[0])) {
+	if t == "" || !strings.ContainsRune("cCaAdDgGrR/#-", rune(t[0])) {
 		return 0, 0
 	}
 	tk := sqlparser.NewStringTokenizer(t)
@@ -289,15 +338,11 @@ func (s *Server) accountExists(k accountKey) bool {
 // client of c: it needs CREATE USER, or UPDATE on the mysql schema, and
 // an existing account unless IF EXISTS, and read_only off.
 func (s *Server) checkAlterUser(c *mysql.Conn, k accountKey, exists, ifExists bool) error {
-	if !s.canAlterUsers(c.UserData) {
-		return mysql.NewSQLError(mysql.ERSpecifiedAccessDenied, "42000",
-			"Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
-	}
-	if err := rsql.ReadOnlyRefuses(s.hasPrivilege(c.UserData, "connection_admin")); err != nil {
+	if err := s.checkAccountAdmin(c); err != nil {
 		return err
 	}
 	if !exists && !ifExists {
-		return mysql.NewSQLError(1396, mysql.SSUnknownSQLState, "Operation ALTER USER failed for '%s'@'%s'", k.User, k.Host)
+		return errAccountOp("ALTER USER", []accountKey{k})
 	}
 	return nil
 }
