@@ -198,7 +198,8 @@ func errRequireUnsupported(what string) error {
 // and DROP USER: it returns the statement go-mysql-server is to run (ALTER
 // USER without its REQUIRE clause, which go-mysql-server's grammar lacks)
 // and what to record once it has succeeded; handled is true if there is
-// nothing for go-mysql-server to do, as for RENAME USER (renameuser.go).
+// nothing for go-mysql-server to do, as for RENAME USER (renameuser.go)
+// and the statements on roles that roles.go reads.
 func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after func() error, handled bool, _ error) {
 	verb, object := leadingTokens(query)
 	switch {
@@ -219,7 +220,14 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 			return query, func() error { return h.s.acctTLS.set("", keys...) }, false, nil
 		}
 	case verb == sqlparser.ALTER && object == sqlparser.USER:
+		if ok, err := h.alterDefaultRole(c, query); ok {
+			return query, nil, true, err
+		}
 		return h.alterUserTLS(c, query)
+	case verb == sqlparser.SET && object == sqlparser.ROLE:
+		if ok, err := h.setRole(c, query); ok {
+			return query, nil, true, err
+		}
 	case verb == sqlparser.RENAME && object == sqlparser.USER:
 		stmt, err := sqlparser.Parse(query)
 		if st, ok := stmt.(*sqlparser.RenameUser); ok && err == nil {
@@ -229,6 +237,7 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 		if _, _, _, found := requireClause(query); found {
 			return query, nil, false, errRequireUnsupported("GRANT ... REQUIRE; use ALTER USER ... REQUIRE")
 		}
+		return h.s.grantToCurrentUser(c.UserData, query), nil, false, nil
 	}
 	return query, nil, false, nil
 }
@@ -237,7 +246,7 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 // after any comment; 0s for a statement that cannot be about accounts.
 func leadingTokens(query string) (int, int) {
 	t := strings.TrimLeft(query, " \t\r\n(")
-	if t == "" || !strings.ContainsRune("cCaAdDgGrR/#-", rune(t[0])) {
+	if t == "" || !strings.ContainsRune("cCaAdDgGrRsS/#-", rune(t[0])) {
 		return 0, 0
 	}
 	tk := sqlparser.NewStringTokenizer(t)

@@ -15,7 +15,9 @@ import (
 
 // SHOW CREATE USER is not in go-mysql-server's grammar, and an account's
 // REQUIRE is ReorgDB's (accounttls.go): the server answers it, in MySQL
-// 8's format.
+// 8's format, for roles too (locked accounts, as a dump of accounts
+// recreates a role that is granted to no one). Passwords never expire,
+// so it says PASSWORD EXPIRE DEFAULT for every account.
 
 var (
 	reShowCreateUser = regexp.MustCompile(`(?is)^\s*show\s+create\s+user\s+(.+?)\s*;?\s*$`)
@@ -49,7 +51,7 @@ func (h *handler) showCreateUser(c *mysql.Conn, query string) (res *sqltypes.Res
 	rd := h.s.engine.SQL.Analyzer.Catalog.MySQLDb.Reader()
 	u, found := rd.GetUser(mysql_db.UserPrimaryKey{User: k.User, Host: k.Host})
 	rd.Close()
-	if !found || u.IsRole {
+	if !found {
 		return nil, true, mysql.NewSQLError(1396, mysql.SSUnknownSQLState,
 			"Operation SHOW CREATE USER failed for '%s'@'%s'", k.User, k.Host)
 	}
