@@ -262,7 +262,8 @@ func leadingTokens(query string) (int, int) {
 }
 
 // createUserTLS records the requirement of the accounts CREATE USER
-// creates; those that exist already (IF NOT EXISTS) keep theirs.
+// creates, and locks them for ACCOUNT LOCK, which go-mysql-server
+// ignores; those that exist already (IF NOT EXISTS) keep theirs.
 func (h *handler) createUserTLS(st *sqlparser.CreateUser) (func() error, error) {
 	req, err := tlsRequirement(st.TLSOptions)
 	if err != nil {
@@ -278,7 +279,31 @@ func (h *handler) createUserTLS(st *sqlparser.CreateUser) (func() error, error) 
 			keys = append(keys, k)
 		}
 	}
-	return func() error { return h.s.acctTLS.set(req, keys...) }, nil
+	return func() error {
+		if st.Locked {
+			if err := h.s.lockAccounts(keys); err != nil {
+				return err
+			}
+		}
+		return h.s.acctTLS.set(req, keys...)
+	}, nil
+}
+
+// lockAccounts locks accounts keys, durably.
+func (s *Server) lockAccounts(keys []accountKey) error {
+	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
+	ed := db.Editor()
+	defer ed.Close()
+	for _, k := range keys {
+		pk := mysql_db.UserPrimaryKey{User: k.User, Host: k.Host}
+		if u, ok := ed.GetUser(pk); ok && !u.Locked {
+			locked := *u
+			locked.Locked = true
+			ed.RemoveUser(pk) // PutUser replaces only an equal entry
+			ed.PutUser(&locked)
+		}
+	}
+	return db.Persist(gms.NewEmptyContext(), ed)
 }
 
 func tlsRequirement(o *sqlparser.TLSOptions) (string, error) {
