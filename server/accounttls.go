@@ -246,7 +246,7 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 // after any comment; 0s for a statement that cannot be about accounts.
 func leadingTokens(query string) (int, int) {
 	t := strings.TrimLeft(query, " \t\r\n(")
-	if t == "" || !strings.ContainsRune("cCaAdDgGrRsS/#-", rune(t[0])) {
+	if !mayBeAccountStatement(t) {
 		return 0, 0
 	}
 	tk := sqlparser.NewStringTokenizer(t)
@@ -259,6 +259,25 @@ func leadingTokens(query string) (int, int) {
 	}
 	first := next()
 	return first, next()
+}
+
+// mayBeAccountStatement cheaply rules out the statements that cannot be
+// about accounts, SELECT and REPLACE among them.
+func mayBeAccountStatement(t string) bool {
+	switch {
+	case t == "":
+		return false
+	case t[0] == 's' || t[0] == 'S':
+		return startsWord(t, "set")
+	case t[0] == 'r' || t[0] == 'R':
+		return startsWord(t, "rename")
+	}
+	return strings.ContainsRune("cCaAdDgG/#-", rune(t[0]))
+}
+
+// startsWord reports whether t starts with word w and a space.
+func startsWord(t, w string) bool {
+	return len(t) > len(w) && strings.EqualFold(t[:len(w)], w) && strings.ContainsRune(" \t\r\n", rune(t[len(w)]))
 }
 
 // createUserTLS records the requirement of the accounts CREATE USER
