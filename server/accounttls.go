@@ -223,6 +223,9 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 		if ok, err := h.alterDefaultRole(c, query); ok {
 			return query, nil, true, err
 		}
+		if ok, err := h.alterAccountLock(c, query); ok {
+			return query, nil, true, err
+		}
 		return h.alterUserTLS(c, query)
 	case verb == sqlparser.SET && object == sqlparser.ROLE:
 		if ok, err := h.setRole(c, query); ok {
@@ -300,29 +303,12 @@ func (h *handler) createUserTLS(st *sqlparser.CreateUser) (func() error, error) 
 	}
 	return func() error {
 		if st.Locked {
-			if err := h.s.lockAccounts(keys); err != nil {
+			if err := h.s.setLocked(keys, true); err != nil {
 				return err
 			}
 		}
 		return h.s.acctTLS.set(req, keys...)
 	}, nil
-}
-
-// lockAccounts locks accounts keys, durably.
-func (s *Server) lockAccounts(keys []accountKey) error {
-	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
-	ed := db.Editor()
-	defer ed.Close()
-	for _, k := range keys {
-		pk := mysql_db.UserPrimaryKey{User: k.User, Host: k.Host}
-		if u, ok := ed.GetUser(pk); ok && !u.Locked {
-			locked := *u
-			locked.Locked = true
-			ed.RemoveUser(pk) // PutUser replaces only an equal entry
-			ed.PutUser(&locked)
-		}
-	}
-	return db.Persist(gms.NewEmptyContext(), ed)
 }
 
 func tlsRequirement(o *sqlparser.TLSOptions) (string, error) {

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/reorgdb/reorgdb/server/servertest"
@@ -31,21 +30,4 @@ func TestRoleStatements(t *testing.T) {
 	_, err = u.Exec("ALTER USER u DEFAULT ROLE ALL")
 	expectError(t, err, 1227, "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
 	query(t, root, "SELECT count(*) FROM mysql.default_roles", "0")
-}
-
-// TestCreateUserAccountLock: CREATE USER ... ACCOUNT LOCK makes an account
-// that cannot log in; IF NOT EXISTS leaves an existing one as it is.
-func TestCreateUserAccountLock(t *testing.T) {
-	s := servertest.Start(t)
-	rootExec(t, s, "CREATE USER u IDENTIFIED BY 'pw'", "CREATE USER lk IDENTIFIED BY 'pw' ACCOUNT LOCK",
-		"CREATE USER IF NOT EXISTS u IDENTIFIED BY 'pw' ACCOUNT LOCK")
-	if err := loginErr(t, s, "lk", "pw", ""); err == nil {
-		t.Fatal("a locked account logged in")
-	}
-	if err := loginErr(t, s, "u", "pw", ""); err != nil {
-		t.Fatalf("CREATE USER IF NOT EXISTS ... ACCOUNT LOCK locked an existing account: %v", err)
-	}
-	if got := rowStrings(t, s.DB(""), "SHOW CREATE USER lk")[0]; !strings.Contains(got, " ACCOUNT LOCK ") {
-		t.Fatalf("SHOW CREATE USER lk: %s", got)
-	}
 }
