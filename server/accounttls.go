@@ -202,6 +202,9 @@ func errRequireUnsupported(what string) error {
 // and the statements on roles that roles.go reads.
 func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after func() error, handled bool, _ error) {
 	verb, object := leadingTokens(query)
+	if (verb == sqlparser.CREATE || verb == sqlparser.ALTER) && object == sqlparser.USER {
+		query = hexAuthAsString(query)
+	}
 	switch {
 	case (verb == sqlparser.CREATE || verb == sqlparser.DROP) && object == sqlparser.USER:
 		stmt, err := sqlparser.Parse(query)

@@ -311,8 +311,8 @@ func runTool(t *testing.T, s *servertest.Server, prog string, stdin []byte, args
 }
 
 // mariadb-dump --all-databases --system=users --insert-ignore of a server
-// with accounts (a password, REQUIRE SSL, global, database and table
-// privileges, roles granted and not) loads into a new server with the
+// with accounts (passwords of both plugins, REQUIRE SSL, global, database
+// and table privileges, roles granted and not) loads into a new server with the
 // mariadb client: the accounts log in there with their passwords and have
 // the same SHOW GRANTS and SHOW CREATE USER, and the data is there.
 func TestDumpUsersRoundTrip(t *testing.T) {
@@ -324,18 +324,21 @@ func TestDumpUsersRoundTrip(t *testing.T) {
 		"CREATE USER 'ops'@'localhost' IDENTIFIED BY 'pw2' REQUIRE SSL",
 		"GRANT PROCESS ON *.* TO 'ops'@'localhost'", "GRANT UPDATE ON shop.item TO 'ops'@'localhost'",
 		"CREATE ROLE remover", "GRANT DELETE ON shop.* TO remover", "GRANT remover TO 'clerk'@'%'",
-		"CREATE ROLE unused", "GRANT SELECT ON shop.item TO unused")
+		"CREATE ROLE unused", "GRANT SELECT ON shop.item TO unused",
+		"CREATE USER sha IDENTIFIED WITH caching_sha2_password BY 'shapw'", "GRANT SELECT ON shop.item TO sha",
+		"CREATE USER 'o''brien'@'%' IDENTIFIED BY 'it''s'")
 	out := runTool(t, src, dump, nil, "--all-databases", "--system=users", "--insert-ignore", "--single-transaction")
 	runTool(t, dst, client, out)
 
-	accounts := []string{"'clerk'@'%'", "'ops'@'localhost'", "'remover'@'%'", "'unused'@'%'", "'root'@'localhost'"}
+	accounts := []string{"'clerk'@'%'", "'ops'@'localhost'", "'remover'@'%'", "'unused'@'%'", "'sha'@'%'",
+		"'o\\'brien'@'%'", "'root'@'localhost'"}
 	for _, a := range accounts {
 		want := strings.Join(queryStrings(t, src.DB(""), "SHOW GRANTS FOR "+a), "\n")
 		if got := strings.Join(queryStrings(t, dst.DB(""), "SHOW GRANTS FOR "+a), "\n"); got != want {
 			t.Errorf("SHOW GRANTS FOR %s:\nsource   %s\nrestored %s", a, want, got)
 		}
 	}
-	for _, a := range accounts[:4] {
+	for _, a := range accounts[:6] {
 		want := rowStrings(t, src.DB(""), "SHOW CREATE USER "+a)[0]
 		if got := rowStrings(t, dst.DB(""), "SHOW CREATE USER "+a)[0]; got != want {
 			t.Errorf("SHOW CREATE USER %s:\nsource   %s\nrestored %s", a, want, got)
@@ -348,6 +351,12 @@ func TestDumpUsersRoundTrip(t *testing.T) {
 	expectDenied(t, loginErr(t, dst, "ops", "pw2", ""), "ops")
 	if err := loginErr(t, dst, "ops", "pw2", "skip-verify"); err != nil {
 		t.Fatalf("restored REQUIRE SSL account over TLS: %v", err)
+	}
+	if err := loginErr(t, dst, "sha", "shapw", "skip-verify"); err != nil {
+		t.Fatalf("restored caching_sha2_password account over TLS: %v", err)
+	}
+	if err := loginErr(t, dst, "o'brien", "it's", ""); err != nil {
+		t.Fatalf("restored account with quotes: %v", err)
 	}
 	query(t, dst.DB(""), "SELECT count(*) FROM mysql.user WHERE user = 'mariadb_dump_import_role'", "0")
 	// A role is a locked account with no password, and stays locked.

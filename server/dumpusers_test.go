@@ -32,4 +32,10 @@ func TestDumpCompat(t *testing.T) {
 	if q := "SELECT 1"; !strings.EqualFold(executableText("/*!80001 "+q+" */;"), q) || executableText("/*!90000 "+q+" */") == q {
 		t.Errorf("executableText of a versioned statement")
 	}
+	hash := "$A$005$\x00'\\x"
+	in := "CREATE USER `u`@`%` IDENTIFIED WITH 'caching_sha2_password' AS " + authLiteral(hash) + " REQUIRE NONE"
+	want := "CREATE USER `u`@`%` IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$\\0\\'\\\\x' REQUIRE NONE"
+	if got := hexAuthAsString(in); got != want {
+		t.Errorf("hexAuthAsString(%q) = %q, want %q", in, got, want)
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -100,6 +101,27 @@ func authLiteral(hash string) string {
 		}
 	}
 	return quoteString(hash)
+}
+
+// reHexAuth is an account's password hash written in hex (authLiteral),
+// which go-mysql-server's grammar takes only as a string.
+var reHexAuth = regexp.MustCompile(`(?i)(\bIDENTIFIED\s+WITH\s+(?:'[^']*'|"[^"]*"|\w+)\s+AS\s+)0x([0-9a-f]+)\b`)
+
+// hexAuthAsString rewrites the hex password hashes of CREATE or ALTER
+// USER query, as SHOW CREATE USER writes them, as strings, so that its
+// output can be replayed.
+func hexAuthAsString(query string) string {
+	if !strings.Contains(query, "0x") && !strings.Contains(query, "0X") {
+		return query
+	}
+	return reHexAuth.ReplaceAllStringFunc(query, func(m string) string {
+		g := reHexAuth.FindStringSubmatch(m)
+		raw, err := hex.DecodeString(g[2])
+		if err != nil {
+			return m
+		}
+		return g[1] + strings.ReplaceAll(quoteString(string(raw)), "\x00", `\0`)
+	})
 }
 
 // canReadMySQL reports whether u may read the mysql schema (SELECT on it
