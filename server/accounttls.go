@@ -276,7 +276,7 @@ func mayBeAccountStatement(t string) bool {
 	case t[0] == 's' || t[0] == 'S':
 		return startsWord(t, "set")
 	case t[0] == 'r' || t[0] == 'R':
-		return startsWord(t, "rename")
+		return startsWord(t, "rename") || startsWord(t, "revoke")
 	}
 	return strings.ContainsRune("cCaAdDgG/#-", rune(t[0]))
 }

@@ -212,6 +212,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	if err = h.precheck(c, query); err != nil {
 		return h.done(c, query, err)
 	}
+	if err = h.commitBeforeAccounts(ctx, c, query); err != nil {
+		return h.done(c, query, err)
+	}
 	query, acctAfter, handled, err := h.accountTLSBefore(c, query)
 	if err == nil && handled {
 		if err = cb(&sqltypes.Result{}, false); err == nil && acctAfter != nil {
@@ -328,6 +331,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		return others, h.done(c, first, h.spool(c, first, cb)(res, false))
 	}
 	if err = h.precheck(c, first); err != nil {
+		return "", h.done(c, first, err)
+	}
+	if err = h.commitBeforeAccounts(ctx, c, first); err != nil {
 		return "", h.done(c, first, err)
 	}
 	// ALTER USER loses its REQUIRE clause, a GRANT names the account of
@@ -508,6 +514,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	// Prepared account statements have no REQUIRE (ComPrepare), but
 	// CREATE and DROP USER reset it and ALTER USER may be done here.
+	if err = h.commitBeforeAccounts(ctx, c, p.PrepareStmt); err != nil {
+		return h.done(c, p.PrepareStmt, err)
+	}
 	_, acctAfter, acctDone, err := h.accountTLSBefore(c, p.PrepareStmt)
 	if err == nil && acctDone {
 		err = send(&sqltypes.Result{})
