@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"net"
 	"regexp"
 	"strings"
 
@@ -13,7 +15,9 @@ import (
 // go-mysql-server refuses a login to a locked account, but creates every
 // account unlocked (it ignores CREATE USER ... ACCOUNT LOCK) and has no
 // grammar for ALTER USER ... ACCOUNT LOCK | UNLOCK: the server sets the
-// lock for both (createUserTLS, alterAccountLock).
+// lock for both (createUserTLS, alterAccountLock). It refuses the login
+// before looking at the password, with 1045; MySQL 8 answers 3118 to a
+// client that gave the right password (lockedLogin).
 
 var reAlterLock = regexp.MustCompile(`(?is)^ALTER\s+USER\s+(IF\s+EXISTS\s+)?(.+?)\s+ACCOUNT\s+(LOCK|UNLOCK)\s*;?\s*$`)
 
@@ -63,4 +67,30 @@ func (s *Server) setLocked(keys []accountKey, locked bool) error {
 		}
 	}
 	return db.Persist(gms.NewEmptyContext(), ed)
+}
+
+// lockedLogin is MySQL 8's 3118 for a mysql_native_password login with
+// the right password (reply to salt) to a locked account, or nil.
+func (s *Server) lockedLogin(user string, addr net.Addr, salt, reply []byte) error {
+	host := ""
+	if addr != nil {
+		host, _, _ = net.SplitHostPort(addr.String())
+	}
+	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
+	rd := db.Reader()
+	u := db.GetUser(rd, user, host, false)
+	rd.Close()
+	if u == nil || !u.Locked || u.Plugin != string(mysql.MysqlNativePassword) || !nativePasswordMatches(u.AuthString, salt, reply) {
+		return nil
+	}
+	return mysql.NewSQLError(3118, mysql.SSUnknownSQLState, "Access denied for user '%s'@'%s'. Account is locked.", user, clientHost(addr))
+}
+
+func nativePasswordMatches(authString string, salt, reply []byte) bool {
+	if authString == "" {
+		return !usedPassword(reply)
+	}
+	hash, err := mysql.DecodeMysqlNativePasswordHex(authString)
+	salt = bytes.TrimSuffix(salt, []byte{0}) // the handshake's NUL-terminated scramble
+	return err == nil && len(reply) == len(hash) && mysql.VerifyHashedMysqlNativePassword(reply, salt, hash)
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // TestAccountLock: CREATE USER ... ACCOUNT LOCK makes an account that
-// cannot log in (IF NOT EXISTS leaves an existing one as it is), ALTER
+// cannot log in, with MySQL 8's 3118 for the right password and 1045
+// for a wrong one (IF NOT EXISTS leaves an existing one as it is), ALTER
 // USER ... ACCOUNT LOCK | UNLOCK sets the lock with MySQL 8's errors, and
 // the lock survives a restart.
 func TestAccountLock(t *testing.T) {
@@ -16,7 +17,10 @@ func TestAccountLock(t *testing.T) {
 	s := servertest.StartDir(t, dir)
 	rootExec(t, s, "CREATE USER u IDENTIFIED BY 'pw'", "CREATE USER lk IDENTIFIED BY 'pw' ACCOUNT LOCK",
 		"CREATE USER IF NOT EXISTS u IDENTIFIED BY 'pw' ACCOUNT LOCK")
-	expectCode(t, loginErr(t, s, "lk", "pw", ""), 1045)
+	expectError(t, loginErr(t, s, "lk", "pw", ""), 3118, "Access denied for user 'lk'@'localhost'. Account is locked.")
+	expectDenied(t, loginErr(t, s, "lk", "wrong", ""), "lk")
+	rootExec(t, s, "CREATE USER nopw ACCOUNT LOCK")
+	expectCode(t, loginErr(t, s, "nopw", "", ""), 3118)
 	if err := loginErr(t, s, "u", "pw", ""); err != nil {
 		t.Fatalf("CREATE USER IF NOT EXISTS ... ACCOUNT LOCK locked an existing account: %v", err)
 	}
