@@ -98,6 +98,8 @@ func TestRenameUserErrors(t *testing.T) {
 	low := openDSN(t, "low:pw@tcp("+s.Addr()+")/")
 	_, err = low.Exec("RENAME USER a TO c")
 	expectError(t, err, 1227, "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
+	_, err = low.Prepare("RENAME USER a TO c")
+	expectError(t, err, 1227, "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
 	rootExec(t, s, "GRANT UPDATE ON mysql.* TO low")
 	execT(t, low, "RENAME USER a TO c")
 
