@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"sort"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/catalog"
-	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
 // go-mysql-server parses an account's REQUIRE SSL or X509 and drops it:
@@ -97,6 +97,50 @@ func (a *accountTLS) set(req string, keys ...accountKey) error {
 	return a.saveLocked()
 }
 
+// rename moves the requirements of renamed accounts while apply renames
+// the accounts themselves. The new names' requirements are stored before
+// apply and the old names' dropped after it, so that a crash in between
+// leaves no renamed account without its requirement (load drops entries
+// of accounts that do not exist).
+func (a *accountTLS) rename(renames []accountRename, apply func() error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	before, after := a.req, map[accountKey]string{}
+	for k, r := range before {
+		after[k] = r
+	}
+	for _, rn := range renames {
+		if r, ok := after[rn.from]; ok {
+			after[rn.to] = r
+			delete(after, rn.from)
+		}
+	}
+	both := map[accountKey]string{}
+	for k, r := range after {
+		both[k] = r
+	}
+	for k, r := range before {
+		both[k] = r // a chain's old owner of a name keeps its own until apply
+	}
+	if a.req = both; len(both) != len(before) {
+		if err := a.saveLocked(); err != nil {
+			a.req = before
+			return err
+		}
+	}
+	if err := apply(); err != nil {
+		a.req = before
+		if !maps.Equal(both, before) {
+			_ = a.saveLocked() // else load drops the new names' entries
+		}
+		return err
+	}
+	if a.req = after; maps.Equal(after, before) {
+		return nil
+	}
+	return a.saveLocked()
+}
+
 func (a *accountTLS) saveLocked() error {
 	entries := make([]accountTLSEntry, 0, len(a.req))
 	for k, r := range a.req {
@@ -154,9 +198,13 @@ func errRequireUnsupported(what string) error {
 // and DROP USER: it returns the statement go-mysql-server is to run (ALTER
 // USER without its REQUIRE clause, which go-mysql-server's grammar lacks)
 // and what to record once it has succeeded; handled is true if there is
-// nothing for go-mysql-server to do.
+// nothing for go-mysql-server to do, as for RENAME USER (renameuser.go)
+// and the statements on roles that roles.go reads.
 func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after func() error, handled bool, _ error) {
 	verb, object := leadingTokens(query)
+	if (verb == sqlparser.CREATE || verb == sqlparser.ALTER) && object == sqlparser.USER {
+		query = hexAuthAsString(query)
+	}
 	switch {
 	case (verb == sqlparser.CREATE || verb == sqlparser.DROP) && object == sqlparser.USER:
 		stmt, err := sqlparser.Parse(query)
@@ -175,11 +223,27 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 			return query, func() error { return h.s.acctTLS.set("", keys...) }, false, nil
 		}
 	case verb == sqlparser.ALTER && object == sqlparser.USER:
+		if ok, err := h.alterDefaultRole(c, query); ok {
+			return query, nil, true, err
+		}
+		if ok, err := h.alterAccountLock(c, query); ok {
+			return query, nil, true, err
+		}
 		return h.alterUserTLS(c, query)
+	case verb == sqlparser.SET && object == sqlparser.ROLE:
+		if ok, err := h.setRole(c, query); ok {
+			return query, nil, true, err
+		}
+	case verb == sqlparser.RENAME && object == sqlparser.USER:
+		stmt, err := sqlparser.Parse(query)
+		if st, ok := stmt.(*sqlparser.RenameUser); ok && err == nil {
+			return query, nil, true, h.renameUser(c, st)
+		}
 	case verb == sqlparser.GRANT:
 		if _, _, _, found := requireClause(query); found {
 			return query, nil, false, errRequireUnsupported("GRANT ... REQUIRE; use ALTER USER ... REQUIRE")
 		}
+		return h.s.grantToCurrentUser(c.UserData, query), nil, false, nil
 	}
 	return query, nil, false, nil
 }
@@ -188,7 +252,7 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 // after any comment; 0s for a statement that cannot be about accounts.
 func leadingTokens(query string) (int, int) {
 	t := strings.TrimLeft(query, " \t\r\n(")
-	if t == "" || !strings.ContainsRune("cCaAdDgG/#-", rune(t[0])) {
+	if !mayBeAccountStatement(t) {
 		return 0, 0
 	}
 	tk := sqlparser.NewStringTokenizer(t)
@@ -203,8 +267,28 @@ func leadingTokens(query string) (int, int) {
 	return first, next()
 }
 
+// mayBeAccountStatement cheaply rules out the statements that cannot be
+// about accounts, SELECT and REPLACE among them.
+func mayBeAccountStatement(t string) bool {
+	switch {
+	case t == "":
+		return false
+	case t[0] == 's' || t[0] == 'S':
+		return startsWord(t, "set")
+	case t[0] == 'r' || t[0] == 'R':
+		return startsWord(t, "rename") || startsWord(t, "revoke")
+	}
+	return strings.ContainsRune("cCaAdDgG/#-", rune(t[0]))
+}
+
+// startsWord reports whether t starts with word w and a space.
+func startsWord(t, w string) bool {
+	return len(t) > len(w) && strings.EqualFold(t[:len(w)], w) && strings.ContainsRune(" \t\r\n", rune(t[len(w)]))
+}
+
 // createUserTLS records the requirement of the accounts CREATE USER
-// creates; those that exist already (IF NOT EXISTS) keep theirs.
+// creates, and locks them for ACCOUNT LOCK, which go-mysql-server
+// ignores; those that exist already (IF NOT EXISTS) keep theirs.
 func (h *handler) createUserTLS(st *sqlparser.CreateUser) (func() error, error) {
 	req, err := tlsRequirement(st.TLSOptions)
 	if err != nil {
@@ -220,7 +304,14 @@ func (h *handler) createUserTLS(st *sqlparser.CreateUser) (func() error, error) 
 			keys = append(keys, k)
 		}
 	}
-	return func() error { return h.s.acctTLS.set(req, keys...) }, nil
+	return func() error {
+		if st.Locked {
+			if err := h.s.setLocked(keys, true); err != nil {
+				return err
+			}
+		}
+		return h.s.acctTLS.set(req, keys...)
+	}, nil
 }
 
 func tlsRequirement(o *sqlparser.TLSOptions) (string, error) {
@@ -289,15 +380,11 @@ func (s *Server) accountExists(k accountKey) bool {
 // client of c: it needs CREATE USER, or UPDATE on the mysql schema, and
 // an existing account unless IF EXISTS, and read_only off.
 func (s *Server) checkAlterUser(c *mysql.Conn, k accountKey, exists, ifExists bool) error {
-	if !s.canAlterUsers(c.UserData) {
-		return mysql.NewSQLError(mysql.ERSpecifiedAccessDenied, "42000",
-			"Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
-	}
-	if err := rsql.ReadOnlyRefuses(s.hasPrivilege(c.UserData, "connection_admin")); err != nil {
+	if err := s.checkAccountAdmin(c); err != nil {
 		return err
 	}
 	if !exists && !ifExists {
-		return mysql.NewSQLError(1396, mysql.SSUnknownSQLState, "Operation ALTER USER failed for '%s'@'%s'", k.User, k.Host)
+		return errAccountOp("ALTER USER", []accountKey{k})
 	}
 	return nil
 }

@@ -83,6 +83,11 @@ func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, cl
 				m.s.log.Warn("login refused: the account uses caching_sha2_password, which needs a TLS connection",
 					"user", user, "client", addr.String())
 			}
+			if m.Name() == mysql.MysqlNativePassword {
+				if lerr := m.s.lockedLogin(user, addr, server, client); lerr != nil {
+					return nil, lerr
+				}
+			}
 			return nil, accessDenied(user, addr, usedPassword(client))
 		}
 		return nil, err

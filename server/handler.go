@@ -173,6 +173,7 @@ func (h *handler) currentDB(c *mysql.Conn) string {
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
+	query = dumpCompat(query)
 	if q, isDo := doAsSelect(query); isDo {
 		query, cb = q, okOnly(cb)
 	}
@@ -209,6 +210,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		return h.done(c, query, serr)
 	}
 	if err = h.precheck(c, query); err != nil {
+		return h.done(c, query, err)
+	}
+	if err = h.commitBeforeAccounts(ctx, c, query); err != nil {
 		return h.done(c, query, err)
 	}
 	query, acctAfter, handled, err := h.accountTLSBefore(c, query)
@@ -285,6 +289,7 @@ func (h *handler) fastInline(ctx context.Context, c *mysql.Conn, query string, c
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (rest string, err error) {
 	defer h.syncStatus(c)
 	defer h.recoverTo(&err, query)
+	query = dumpCompat(query)
 	if q, isDo := doAsSelect(query); isDo {
 		query, cb = q, okOnly(cb)
 	}
@@ -328,7 +333,11 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	if err = h.precheck(c, first); err != nil {
 		return "", h.done(c, first, err)
 	}
-	// ALTER USER loses its REQUIRE clause: first is a prefix of query.
+	if err = h.commitBeforeAccounts(ctx, c, first); err != nil {
+		return "", h.done(c, first, err)
+	}
+	// ALTER USER loses its REQUIRE clause, a GRANT names the account of
+	// CURRENT_USER(): first is a prefix of query.
 	var acctAfter func() error
 	if f, after, handled, aerr := h.accountTLSBefore(c, first); aerr != nil || handled {
 		if aerr == nil && after != nil {
@@ -341,7 +350,7 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 			others = ""
 		}
 		return others, h.done(c, first, aerr)
-	} else if after != nil && strings.HasPrefix(query, first) {
+	} else if (after != nil || f != first) && strings.HasPrefix(query, first) {
 		query, first, acctAfter = f+query[len(first):], f, after
 	}
 	txnOnce, err := h.txnOnceBefore(c, first)
@@ -505,6 +514,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	// Prepared account statements have no REQUIRE (ComPrepare), but
 	// CREATE and DROP USER reset it and ALTER USER may be done here.
+	if err = h.commitBeforeAccounts(ctx, c, p.PrepareStmt); err != nil {
+		return h.done(c, p.PrepareStmt, err)
+	}
 	_, acctAfter, acctDone, err := h.accountTLSBefore(c, p.PrepareStmt)
 	if err == nil && acctDone {
 		err = send(&sqltypes.Result{})

@@ -23,7 +23,8 @@ import (
 // skipped with a warning and a line in the server's log, so that the
 // user databases of the dump load: accounts and grants are not restored
 // from the dumped rows (go-mysql-server keeps them in memory, not in
-// these tables) and must be recreated with CREATE USER and GRANT.
+// these tables) but from the statements of a dump with --system=users
+// (dumpusers.go).
 func (h *handler) mysqlSchema(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
 	m := reMysqlSchemaStmt.FindStringSubmatch(query)
 	if m == nil {
@@ -48,13 +49,13 @@ func (h *handler) mysqlSchema(c *mysql.Conn, query string) (*sqltypes.Result, bo
 		return nil, true, err
 	}
 	if strings.HasPrefix(verb, "DROP") { // one line for each table of the dump
-		h.s.log.Warn("skipped a statement on the mysql schema (a dump's); accounts and grants are not restored from its tables",
+		h.s.log.Warn("skipped a statement on the mysql schema (a dump's); accounts and grants are restored from a dump with --system=users, not from these tables",
 			"statement", verb, "table", "mysql."+table)
 	}
 	if sess := h.session(c); sess != nil {
 		sess.ClearWarnings()
 		sess.Warn(&gms.Warning{Level: "Warning", Code: mysql.ERNotSupportedYet, Message: fmt.Sprintf(
-			"%s `mysql`.`%s` skipped: ReorgDB does not restore the mysql schema's tables; recreate accounts with CREATE USER and GRANT",
+			"%s `mysql`.`%s` skipped: ReorgDB does not restore the mysql schema's tables; dump accounts with mariadb-dump --system=users",
 			verb, table)})
 	}
 	return &sqltypes.Result{}, true, nil

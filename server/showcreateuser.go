@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -15,7 +16,9 @@ import (
 
 // SHOW CREATE USER is not in go-mysql-server's grammar, and an account's
 // REQUIRE is ReorgDB's (accounttls.go): the server answers it, in MySQL
-// 8's format.
+// 8's format, for roles too (locked accounts, as a dump of accounts
+// recreates a role that is granted to no one). Passwords never expire,
+// so it says PASSWORD EXPIRE DEFAULT for every account.
 
 var (
 	reShowCreateUser = regexp.MustCompile(`(?is)^\s*show\s+create\s+user\s+(.+?)\s*;?\s*$`)
@@ -49,7 +52,7 @@ func (h *handler) showCreateUser(c *mysql.Conn, query string) (res *sqltypes.Res
 	rd := h.s.engine.SQL.Analyzer.Catalog.MySQLDb.Reader()
 	u, found := rd.GetUser(mysql_db.UserPrimaryKey{User: k.User, Host: k.Host})
 	rd.Close()
-	if !found || u.IsRole {
+	if !found {
 		return nil, true, mysql.NewSQLError(1396, mysql.SSUnknownSQLState,
 			"Operation SHOW CREATE USER failed for '%s'@'%s'", k.User, k.Host)
 	}
@@ -98,6 +101,27 @@ func authLiteral(hash string) string {
 		}
 	}
 	return quoteString(hash)
+}
+
+// reHexAuth is an account's password hash written in hex (authLiteral),
+// which go-mysql-server's grammar takes only as a string.
+var reHexAuth = regexp.MustCompile(`(?i)(\bIDENTIFIED\s+WITH\s+(?:'[^']*'|"[^"]*"|\w+)\s+AS\s+)0x([0-9a-f]+)\b`)
+
+// hexAuthAsString rewrites the hex password hashes of CREATE or ALTER
+// USER query, as SHOW CREATE USER writes them, as strings, so that its
+// output can be replayed.
+func hexAuthAsString(query string) string {
+	if !strings.Contains(query, "0x") && !strings.Contains(query, "0X") {
+		return query
+	}
+	return reHexAuth.ReplaceAllStringFunc(query, func(m string) string {
+		g := reHexAuth.FindStringSubmatch(m)
+		raw, err := hex.DecodeString(g[2])
+		if err != nil {
+			return m
+		}
+		return g[1] + strings.ReplaceAll(quoteString(string(raw)), "\x00", `\0`)
+	})
 }
 
 // canReadMySQL reports whether u may read the mysql schema (SELECT on it

@@ -29,8 +29,8 @@ var packetLimitedFuncs = map[string]gms.Function{
 	}},
 }
 
-// Function implements sql.FunctionProvider: the functions above, then
-// the current database's stored functions.
+// Function implements sql.FunctionProvider: the functions above and
+// CURRENT_ROLE(), then the current database's stored functions.
 func (p *Provider) Function(ctx *gms.Context, name string) (gms.Function, bool) {
 	name = strings.ToLower(name)
 	if name == "json_type" {
@@ -38,6 +38,9 @@ func (p *Provider) Function(ctx *gms.Context, name string) (gms.Function, bool) 
 	}
 	if f, ok := packetLimitedFuncs[name]; ok {
 		return f, ok
+	}
+	if name == "current_role" && p.e != nil {
+		return newCurrentRole(p.e.SQL.Analyzer.Catalog.MySQLDb), true
 	}
 	return p.e.storedFunction(ctx, name)
 }
