@@ -2,6 +2,7 @@ package server
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dolthub/vitess/go/mysql"
@@ -15,31 +16,33 @@ var (
 )
 
 // checkDDLOptions validates the ALGORITHM= and LOCK= options of ALTER TABLE
-// and CREATE INDEX: every index change is online (INPLACE, no lock), so
-// those values and DEFAULT are accepted and anything else is refused. An
-// ALTER TABLE that only adds columns is instant, so it accepts every
-// ALGORITHM (INSTANT, INPLACE, COPY) and LOCK value.
-// go-mysql-server cannot parse the options after CREATE INDEX, so they are
-// removed from that statement's text.
+// and CREATE INDEX with MySQL 8's meaning. Every change ReorgDB makes is
+// online (no lock) and at least INPLACE, so COPY and INPLACE, and every
+// LOCK, are met; ALGORITHM=INSTANT is refused here for what can never be
+// instant (building or dropping an index, adding a constraint: 1845),
+// and by the SQL layer for a column change it finds needs its rows
+// rewritten or an index dropped (1846). Unknown values get 1800 / 1801.
+// go-mysql-server cannot parse the options after CREATE INDEX, so they
+// are removed from that statement's text.
 func checkDDLOptions(q string) (string, error) {
 	if !reIndexDDL.MatchString(q) {
 		return q, nil
 	}
-	addColumns := onlyAddsColumns(q)
 	var bad error
 	out := reDDLOption.ReplaceAllStringFunc(q, func(m string) string {
 		g := reDDLOption.FindStringSubmatch(m)
 		opt, val := strings.ToUpper(g[2]), strings.ToUpper(g[3])
-		ok := val == "DEFAULT" || (opt == "ALGORITHM" && val == "INPLACE") || (opt == "LOCK" && val == "NONE")
-		if addColumns {
-			// ADD COLUMN is instant, which satisfies any algorithm and lock.
-			ok = ok || opt == "ALGORITHM" && (val == "INSTANT" || val == "COPY") ||
-				opt == "LOCK" && (val == "SHARED" || val == "EXCLUSIVE")
+		var err error
+		switch {
+		case opt == "ALGORITHM" && !slices.Contains([]string{"DEFAULT", "INSTANT", "INPLACE", "COPY"}, val):
+			err = mysql.NewSQLError(1800, "HY000", "Unknown ALGORITHM '%s'", g[3])
+		case opt == "LOCK" && !slices.Contains([]string{"DEFAULT", "NONE", "SHARED", "EXCLUSIVE"}, val):
+			err = mysql.NewSQLError(1801, "HY000", "Unknown LOCK type '%s'", g[3])
+		case opt == "ALGORITHM" && val == "INSTANT" && neverInstant(q):
+			err = mysql.NewSQLError(1845, "0A000", "ALGORITHM=INSTANT is not supported for this operation. Try ALGORITHM=COPY/INPLACE.")
 		}
-		if !ok && bad == nil {
-			bad = mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
-				"This version of ReorgDB doesn't yet support '%s=%s'; index changes are always online: use %s=%s or DEFAULT",
-				opt, val, opt, map[string]string{"ALGORITHM": "INPLACE", "LOCK": "NONE"}[opt])
+		if err != nil && bad == nil {
+			bad = err
 		}
 		if reCreateIdx.MatchString(q) {
 			return ""
@@ -52,10 +55,12 @@ func checkDDLOptions(q string) (string, error) {
 	return out, nil
 }
 
-// onlyAddsColumns reports whether q is an ALTER TABLE whose clauses are
-// ADD COLUMN clauses without inline keys and table options (ALGORITHM=,
-// LOCK=).
-func onlyAddsColumns(q string) bool {
+// neverInstant reports whether statement q builds or drops an index or
+// adds a constraint, none of which MySQL 8 can do with ALGORITHM=INSTANT.
+func neverInstant(q string) bool {
+	if reCreateIdx.MatchString(q) {
+		return true
+	}
 	st, err := sqlparser.Parse(q)
 	if err != nil {
 		return false
@@ -64,27 +69,26 @@ func onlyAddsColumns(q string) bool {
 	if !ok {
 		return false
 	}
-	adds := false
 	for _, d := range at.Statements {
-		switch {
-		case d.ColumnAction == sqlparser.AddStr && d.IndexSpec == nil && d.ConstraintAction == "":
-			if d.TableSpec != nil {
-				if len(d.TableSpec.Indexes) > 0 || len(d.TableSpec.Constraints) > 0 {
-					return false
-				}
-				for _, c := range d.TableSpec.Columns {
-					if c.Type.KeyOpt != 0 { // an inline UNIQUE / KEY: an index build
-						return false
-					}
-				}
+		if d.IndexSpec != nil && (d.IndexSpec.Action == sqlparser.CreateStr || d.IndexSpec.Action == sqlparser.DropStr) {
+			return true
+		}
+		if d.ConstraintAction == sqlparser.AddStr {
+			return true
+		}
+		if d.TableSpec == nil {
+			continue
+		}
+		if len(d.TableSpec.Indexes) > 0 || len(d.TableSpec.Constraints) > 0 {
+			return true
+		}
+		for _, c := range d.TableSpec.Columns {
+			if c.Type.KeyOpt != 0 { // an inline UNIQUE / KEY: an index build
+				return true
 			}
-			adds = true
-		case d.ColumnAction == "" && d.IndexSpec == nil && d.ConstraintAction == "" && d.TableSpec == nil && d.PartitionSpec == nil && d.AutoIncSpec == nil && d.Action == sqlparser.AlterStr:
-		default:
-			return false
 		}
 	}
-	return adds
+	return false
 }
 
 var (

@@ -107,6 +107,9 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		if err := reorgChange(cur, old, t.m.schema[i], col); err != nil {
 			return err
 		}
+		if instantRequested(ctx) {
+			return notInstantAlgorithm("Cannot change column type INPLACE")
+		}
 		submit, reorg = e.DDL.SubmitModifyColumnReorg, true
 	}
 	c := catalog.Column{
@@ -182,6 +185,17 @@ scan:
 		prev = w
 	}
 	return false
+}
+
+var reInstant = regexp.MustCompile(`(?i)\balgorithm\s*=?\s*instant\b`)
+
+// instantRequested reports whether the statement says ALGORITHM=INSTANT.
+func instantRequested(ctx *gms.Context) bool { return reInstant.MatchString(ctx.Query()) }
+
+// notInstantAlgorithm is MySQL's answer to ALGORITHM=INSTANT for a change
+// that cannot be made instantly.
+func notInstantAlgorithm(reason string) error {
+	return mysql.NewSQLError(1846, "0A000", "ALGORITHM=INSTANT is not supported. Reason: %s. Try ALGORITHM=COPY/INPLACE.", reason)
 }
 
 // runColumnJob queues a column job made by submit and waits for it,
@@ -289,6 +303,9 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	}
 	if err != nil {
 		return ddlToSQLError(err)
+	}
+	if (len(ixs) > 0 || rebuild) && instantRequested(ctx) {
+		return notInstantAlgorithm("Dropping a column that an index holds drops or rebuilds the index")
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err

@@ -179,3 +179,34 @@ func TestModifyPrimaryKeyColumnInstant(t *testing.T) {
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 	mustExec(t, db, "ADMIN CHECK TABLE u")
 }
+
+// TestAlgorithmInstant: ALGORITHM=INSTANT is met by the column changes
+// that are metadata only and refused, with MySQL's 1846 and nothing
+// changed, by those that rewrite values or drop an indexed column; COPY
+// and LOCK=SHARED run the online change.
+func TestAlgorithmInstant(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(20), k INT, KEY kk (k))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'x', 1)")
+	before := showCreate(t, db, "t")
+	for _, q := range []string{
+		"ALTER TABLE t MODIFY s VARCHAR(5), ALGORITHM=INSTANT",
+		"ALTER TABLE t MODIFY a INT NOT NULL, ALGORITHM = INSTANT",
+		"ALTER TABLE t DROP COLUMN k, ALGORITHM=INSTANT",
+	} {
+		_, err := db.Exec(q)
+		expectErr(t, err, 1846, "ALGORITHM=INSTANT is not supported. Reason: ")
+	}
+	if got := showCreate(t, db, "t"); got != before {
+		t.Fatalf("refused changes left\n%s", got)
+	}
+	mustExec(t, db, "ALTER TABLE t MODIFY s VARCHAR(40), ALGORITHM=INSTANT")
+	mustExec(t, db, "ALTER TABLE t RENAME COLUMN a TO b, ALGORITHM=INSTANT, LOCK=NONE")
+	mustExec(t, db, "ALTER TABLE t ADD COLUMN c INT, ALGORITHM=INSTANT")
+	mustExec(t, db, "ALTER TABLE t DROP COLUMN c, ALGORITHM=INSTANT")
+	mustExec(t, db, "ALTER TABLE t MODIFY s VARCHAR(5), ALGORITHM=COPY, LOCK=SHARED")
+	mustExec(t, db, "ALTER TABLE t DROP COLUMN k, ALGORITHM=INPLACE, LOCK=EXCLUSIVE")
+	expectRows(t, db, "SELECT * FROM t", "1,1,x")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+}
