@@ -116,6 +116,17 @@ func infoSchema(view, cond string, args ...any) probe {
 
 func hasColumn(col string) probe { return infoSchema("COLUMNS", "COLUMN_NAME = ?", col) }
 
+// both is true when p and q are.
+func both(p, q probe) probe {
+	return func(ctx context.Context, t *target, table string) (bool, error) {
+		ok, err := p(ctx, t, table)
+		if err != nil || !ok {
+			return false, err
+		}
+		return q(ctx, t, table)
+	}
+}
+
 func not(p probe) probe {
 	return func(ctx context.Context, t *target, table string) (bool, error) {
 		ok, err := p(ctx, t, table)
@@ -156,6 +167,20 @@ const parentTable = "sbparent"
 // loadParent makes parentTable hold ids 1..n, n past the largest k by a
 // margin that the workload's k = k + 1 updates do not reach, so that no
 // write during or after the change breaks the foreign key.
+// addIndex is a setup step that adds index name over cols (e.g. "(a, b)").
+func addIndex(name, cols string) step {
+	return func(ctx context.Context, b *bench, table string) error {
+		if ok, err := hasIndex(name)(ctx, b.t, table); err != nil || ok {
+			return err
+		}
+		q := fmt.Sprintf("ALTER TABLE %s ADD INDEX %s %s", table, name, cols)
+		if _, err := b.t.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		return nil
+	}
+}
+
 func loadParent(ctx context.Context, b *bench, table string) error {
 	var maxK int64
 	if err := b.t.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(k), 0) FROM "+table).Scan(&maxK); err != nil {

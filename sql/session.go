@@ -229,10 +229,12 @@ func (s *Session) CommandEnd() {
 		if tx, ok := s.GetTransaction().(*Transaction); !ok || tx != s.cur {
 			s.cur.rollback()
 			s.setCur(nil)
-		} else if len(s.cur.txn.Locked()) > 0 && !s.GetIgnoreAutoCommit() && s.autocommit() {
+		} else if !s.GetIgnoreAutoCommit() && s.autocommit() {
 			// An autocommit statement that failed in a way that kept
-			// go-mysql-server from ending its transaction: its row locks
-			// must not outlive it while the client is idle.
+			// go-mysql-server from ending its transaction (a failed
+			// ALTER, for one): neither its row locks nor its metadata
+			// lock may outlive it while the client is idle, or the next
+			// schema change waits for this client's next statement.
 			s.cur.rollback()
 			s.setCur(nil)
 			s.SetTransaction(nil)
