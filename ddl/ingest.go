@@ -673,7 +673,7 @@ func (m *Manager) duplicateError(j *Job, key, val []byte) error {
 			}
 		}
 	}
-	return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", shown, j.TableName, name)}
+	return errDuplicate(shown, j.TableName, name)
 }
 
 // displayOfRow renders a unique entry's values from its row, read again by
@@ -786,7 +786,7 @@ func (m *Manager) findDuplicate(ctx context.Context, txn *kv.Txn, j *Job, t *cat
 						name = spec.Name
 					}
 				}
-				return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Display, j.TableName, name)}
+				return errDuplicate(e.Display, j.TableName, name)
 			}
 		}
 		return nil

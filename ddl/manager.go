@@ -102,6 +102,18 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
+// DuplicateMessage is MySQL's text for a unique index's refusal (1062):
+// key shows the index's values as MySQL does, index is the name a user
+// gave it.
+func DuplicateMessage(key, table, index string) string {
+	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", key, table, UserIndexName(index))
+}
+
+// errDuplicate is a job's failure on a duplicate in a unique index.
+func errDuplicate(key, table, index string) *Error {
+	return &Error{Code: 1062, Msg: DuplicateMessage(key, table, index)}
+}
+
 // ErrCancelled is a job's error after ADMIN CANCEL DDL JOBS or KILL QUERY.
 var ErrCancelled = &Error{Code: 8214, Msg: "Cancelled DDL job"}
 

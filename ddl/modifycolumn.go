@@ -596,7 +596,7 @@ func putEntries(ctx context.Context, txn *kv.Txn, j *Job, h int64, ents []Entry)
 					return err
 				}
 				if other != h {
-					return &Error{Code: 1062, Msg: fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", e.Display, j.TableName, indexName(j, e.IndexID))}
+					return errDuplicate(e.Display, j.TableName, indexName(j, e.IndexID))
 				}
 			}
 		}

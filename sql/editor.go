@@ -680,9 +680,7 @@ func (s *autoIncSetter) AcquireAutoIncrementLock(*gms.Context) (func(), error) {
 }
 func (s *autoIncSetter) Close(*gms.Context) error { return nil }
 
-func dupMessage(val, table, index string) string {
-	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", val, table, index)
-}
+func dupMessage(val, table, index string) string { return ddl.DuplicateMessage(val, table, index) }
 
 func joinDash(vals []string) string {
 	var b bytes.Buffer
