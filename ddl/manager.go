@@ -466,16 +466,19 @@ func (m *Manager) request(id int64, fn func(j *Job) error) error {
 	if err != nil {
 		return err
 	}
-	// Persist the request so that it survives a restart.
-	txn := m.store.Begin()
-	if stored, err := getJob(txn, id); err == nil {
-		stored.CancelRequested, stored.PauseRequested = cp.CancelRequested, cp.PauseRequested
-		if err := putJob(txn, stored); err == nil {
-			txn.Commit()
-			return nil
+	// Persist the request so that it survives a restart; the job acts on
+	// it in memory either way.
+	_, err = m.store.RunTxn(context.Background(), func(txn *kv.Txn) error {
+		stored, err := getJob(txn, id)
+		if err != nil {
+			return err
 		}
+		stored.CancelRequested, stored.PauseRequested = cp.CancelRequested, cp.PauseRequested
+		return putJob(txn, stored)
+	})
+	if err != nil {
+		m.log.Warn("persist a DDL job request", "job", id, "err", err)
 	}
-	txn.Rollback()
 	return nil
 }
 

@@ -180,7 +180,7 @@ func (m *Manager) holdPaused(ctx context.Context, j *Job) (bool, error) {
 	if j.PauseRequested {
 		if j.State != JobPaused {
 			m.update(j.ID, func(j *Job) { j.State = JobPaused })
-			m.persist(j.ID)
+			m.persistOrLog(j.ID)
 		}
 		return true, sleepCtx(ctx, 20*time.Millisecond)
 	}
@@ -395,14 +395,20 @@ func syncPrimaryKey(t *catalog.Table) {
 
 // persist writes the in-memory job (with progress) to kv.
 func (m *Manager) persist(id int64) error {
-	j, _ := m.snapshot(id)
-	txn := m.store.Begin()
-	if err := putJob(txn, j); err != nil {
-		txn.Rollback()
-		return err
-	}
-	_, err := txn.Commit()
+	_, err := m.store.RunTxn(context.Background(), func(txn *kv.Txn) error {
+		j, _ := m.snapshot(id)
+		return putJob(txn, j)
+	})
 	return err
+}
+
+// persistOrLog persists a job's state where the caller cannot act on a
+// failure (a later persist writes the state again, and a restart resumes
+// from the last one written); the failure is logged.
+func (m *Manager) persistOrLog(id int64) {
+	if err := m.persist(id); err != nil {
+		m.log.Warn("persist DDL job", "job", id, "err", err)
+	}
 }
 
 // fail ends a job that changed nothing.
@@ -411,7 +417,7 @@ func (m *Manager) fail(id int64, cause error) {
 		j.State, j.End = JobRolledBack, time.Now()
 		j.Error, j.ErrCode = errText(cause)
 	})
-	m.persist(id)
+	m.persistOrLog(id)
 	m.finish(id)
 }
 
@@ -797,7 +803,7 @@ func (m *Manager) backfill(ctx context.Context, id int64) error {
 			m.update(id, func(j *Job) { j.Comment = comment })
 			if time.Since(lastPersist) > 2*time.Second {
 				lastPersist = time.Now()
-				m.persist(id)
+				m.persistOrLog(id)
 			}
 		}
 	}
