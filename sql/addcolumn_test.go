@@ -246,7 +246,7 @@ func TestAddColumnErrors(t *testing.T) {
 		{"ALTER TABLE t ADD COLUMN n INT AS (a * 2) VIRTUAL", 1235, "generated column"},
 		{"ALTER TABLE t ADD COLUMN n INT AFTER nosuch", 1054, "nosuch"},
 		{"ALTER TABLE t ADD COLUMN n DATETIME DEFAULT NOW()", 1235, "non-constant DEFAULT"},
-		{"ALTER TABLE t ADD COLUMN n INT, ALGORITHM=BOGUS", 1235, ""},
+		{"ALTER TABLE t ADD COLUMN n INT, ALGORITHM=BOGUS", 1800, "Unknown ALGORITHM 'BOGUS'"},
 	} {
 		_, err := db.Exec(c.q)
 		if err == nil {

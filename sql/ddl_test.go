@@ -316,15 +316,15 @@ func TestIndexDDLStatementForms(t *testing.T) {
 		q    string
 		code uint16
 	}{
-		{"CREATE INDEX ic ON t (a) ALGORITHM=COPY", 1235},
-		{"ALTER TABLE t ADD INDEX ic (a), LOCK=EXCLUSIVE", 1235},
+		{"CREATE INDEX ic ON t (a) ALGORITHM=INSTANT", 1845},
+		{"ALTER TABLE t ADD INDEX ic (a), LOCK=BOGUS", 1801},
 		{"CREATE INDEX ia ON t (b)", 1061},
 		{"CREATE INDEX ic ON t (nosuch)", 1072},
 		{"CREATE INDEX ic ON t (bl)", 1170},
 		{"CREATE INDEX ic ON t (b(41))", 1089},
 		{"ALTER TABLE t ADD INDEX ic (a), ADD INDEX ic (b)", 1061},
 		{"ALTER TABLE t MODIFY COLUMN a DATETIME", 1235},
-		{"ALTER TABLE t ADD COLUMN big INT, ALGORITHM=INSTANT, ADD INDEX ib2 (b)", 1235},
+		{"ALTER TABLE t ADD COLUMN big INT, ALGORITHM=INSTANT, ADD INDEX ib2 (b)", 1845},
 	} {
 		_, err := db.Exec(c.q)
 		if errCode(err) != c.code {
