@@ -309,8 +309,15 @@ func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) erro
 	t.Changing = append(t.Changing, catalog.ChangingColumn{Column: c, Source: old.ID})
 	spec.ID, spec.OldID = c.ID, old.ID
 	j.Indexes = addReplacements(t, cols, old.ID, c.ID)
+	startReorg(ch, j)
+	return nil
+}
+
+// startReorg marks a reorganisation job started in the version ch
+// publishes: its replacement indexes, if any, enter delete-only first.
+func startReorg(ch *catalog.Change, j *Job) {
 	j.SchemaState = catalog.StateWriteOnly
-	if len(j.Indexes) > 0 {
+	if slices.ContainsFunc(j.Indexes, func(s IndexSpec) bool { return s.ID != 0 }) {
 		j.SchemaState = catalog.StateDeleteOnly
 	}
 	j.FirstVersion = ch.Schema().Version + 1
@@ -318,7 +325,6 @@ func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) erro
 	if j.Start.IsZero() {
 		j.Start = time.Now()
 	}
-	return nil
 }
 
 // CheckReplacements validates, as x validates a new index, every index of
@@ -374,7 +380,7 @@ func addReplacements(t *catalog.Table, cols map[int64][]catalog.IndexColumn, old
 			continue
 		}
 		nix := &catalog.Index{
-			ID: t.NextIndexID, Name: HiddenIndexPrefix + ix.Name, Unique: ix.Unique,
+			ID: t.NextIndexID, Name: HiddenIndexPrefix + ix.Name, Unique: ix.Unique, Invisible: ix.Invisible,
 			State: catalog.StateDeleteOnly, Comment: ix.Comment, Columns: slices.Clone(cols[ix.ID]),
 		}
 		t.NextIndexID++
@@ -410,14 +416,29 @@ func swapChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	c, _ := t.ColumnByName(spec.Column.Name)
 	c.ID, c.Origin = spec.ID, nil
 	t.Changing = append(dropChanging(t.Changing, spec.ID), catalog.ChangingColumn{Column: prev, Source: spec.ID, Lenient: true})
+	return swapIndexes(t, j)
+}
+
+// swapIndexes makes the job's replacement indexes public in the old ones'
+// places, with their names, and the old ones hidden and write-only; an
+// old index without a replacement (ID 0) only goes write-only and hidden.
+func swapIndexes(t *catalog.Table, j *Job) error {
 	for _, s := range j.Indexes {
 		oi, oix := findIndex(t, s.Replaces)
+		if oix == nil {
+			return fmt.Errorf("index %s vanished from table %s", s.Name, j.TableName)
+		}
+		oix.State = catalog.StateWriteOnly
+		if s.ID == 0 {
+			oix.Name = HiddenIndexPrefix + oix.Name
+			continue
+		}
 		ni, nix := findIndex(t, s.ID)
-		if oix == nil || nix == nil {
+		if nix == nil {
 			return fmt.Errorf("index %s vanished from table %s", s.Name, j.TableName)
 		}
 		oix.Name, nix.Name = nix.Name, oix.Name
-		oix.State, nix.State = catalog.StateWriteOnly, catalog.StatePublic
+		nix.State = catalog.StatePublic
 		t.Indexes[oi], t.Indexes[ni] = nix, oix
 	}
 	j.SchemaState = catalog.StatePublic

@@ -4,10 +4,10 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,82 +32,26 @@ func TestDropIndexedColumnUnderWriters(t *testing.T) {
 	if got := showCreate(t, db, "t"); got != before {
 		t.Fatalf("refused DROP COLUMN changed the table:\n%s", got)
 	}
-	var b strings.Builder
 	const rows = 3000
-	for i := 0; i < rows; i++ {
-		if b.Len() > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, "(%d,%d,'v%d',%d)", i, i%100, i, i)
-	}
-	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
+	insertRows(t, db, rows, func(i int) string { return fmt.Sprintf("(%d,%d,'v%d',%d)", i, i%100, i, i) })
 	// uc holds c and id: a multi-column index, rebuilt by another kind
 	// of job (TestDropColumnRebuildsIndexes).
 	mustExec(t, db, "ALTER TABLE t DROP INDEX uc")
 
-	// Each step of the drop waits until writers reach it.
-	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'drop-write-only'")
-	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
-	var quit atomic.Bool
-	var wg sync.WaitGroup
-	var acked, unknown atomic.Int64
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rnd := rand.New(rand.NewSource(int64(w)))
-			for !quit.Load() {
-				id := rows + rnd.Intn(2000)*4 + w
-				var q string
-				switch rnd.Intn(4) {
-				case 0:
-					q = fmt.Sprintf("INSERT INTO t (id, a, c, d) VALUES (%d, %d, 'w%d', %d)", id, id%100, rnd.Intn(50), id)
-				case 1:
-					q = fmt.Sprintf("UPDATE t SET c = 'u%d', a = a + 1 WHERE id = %d OR id = %d", rnd.Intn(50), id, rnd.Intn(rows))
-				case 2:
-					q = fmt.Sprintf("DELETE FROM t WHERE id = %d OR id = %d", id, rnd.Intn(rows))
-				default:
-					q = fmt.Sprintf("UPDATE t SET c = NULL WHERE id = %d", rnd.Intn(rows))
-				}
-				_, err := db.Exec(q)
-				switch {
-				case err == nil:
-					acked.Add(1)
-				case errCode(err) == 1054:
-					unknown.Add(1) // the column is gone
-				case errCode(err) != 1062:
-					t.Errorf("%s: %v", q, err)
-					return
-				}
-			}
-		}(w)
-	}
-	done := make(chan error, 1)
-	go func() { _, err := db.Exec("ALTER TABLE t DROP COLUMN c"); done <- err }()
-	// progress waits until the writers have committed 50 more statements.
-	progress := func() {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for n := acked.Load(); acked.Load() < n+50; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("writers stopped")
-			}
+	load := startLoad(t, db, func(rnd *rand.Rand, id int) string {
+		switch rnd.Intn(4) {
+		case 0:
+			return fmt.Sprintf("INSERT INTO t (id, a, c, d) VALUES (%d, %d, 'w%d', %d)", id, id%100, rnd.Intn(50), id)
+		case 1:
+			return fmt.Sprintf("UPDATE t SET c = 'u%d', a = a + 1 WHERE id = %d OR id = %d", rnd.Intn(50), id, rnd.Intn(rows))
+		case 2:
+			return fmt.Sprintf("DELETE FROM t WHERE id = %d OR id = %d", id, rnd.Intn(rows))
 		}
-	}
-	stalled := "drop-write-only"
-	for _, next := range []string{"drop-delete-only", "drop-none", ""} {
-		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+stalled) }, "stalled at "+stalled)
-		progress()
-		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+next+"'")
-		stalled = next
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("DROP COLUMN: %v", err)
-	}
-	progress()
-	quit.Store(true)
-	wg.Wait()
-	if unknown.Load() == 0 {
+		return fmt.Sprintf("UPDATE t SET c = NULL WHERE id = %d", rnd.Intn(rows))
+	}, rows, 1062, 1054)
+	alterThroughStalls(t, db, load, "ALTER TABLE t DROP COLUMN c", "drop-write-only", "drop-delete-only", "drop-none")
+	load.stop()
+	if load.refused(1054) == 0 {
 		t.Errorf("no writer saw the column go")
 	}
 	expectIndexes(t, db, "t", "PRIMARY", "kad")
@@ -149,14 +93,7 @@ func TestDropColumnRebuildsIndexes(t *testing.T) {
 	db.SetMaxOpenConns(8)
 	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, c VARCHAR(20), d INT, KEY kc (c), UNIQUE KEY uac (a, c), KEY kcd (c, d), KEY ka (a))")
 	const rows = 3000
-	var b strings.Builder
-	for i := 0; i < rows; i++ {
-		if b.Len() > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, "(%d,%d,'v%d',%d)", i, i, i%7, i%100)
-	}
-	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
+	insertRows(t, db, rows, func(i int) string { return fmt.Sprintf("(%d,%d,'v%d',%d)", i, i, i%7, i%100) })
 	mustExec(t, db, "CREATE TABLE dup (id INT PRIMARY KEY, a INT, c INT, UNIQUE KEY uac (a, c))")
 	mustExec(t, db, "INSERT INTO dup VALUES (1, 1, 1), (2, 1, 2)")
 	before := showCreate(t, db, "dup")
@@ -167,65 +104,19 @@ func TestDropColumnRebuildsIndexes(t *testing.T) {
 	}
 	mustExec(t, db, "ADMIN CHECK TABLE dup")
 
-	var quit atomic.Bool
-	var wg sync.WaitGroup
-	var acked atomic.Int64
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rnd := rand.New(rand.NewSource(int64(w)))
-			for !quit.Load() {
-				id := rows + rnd.Intn(2000)*4 + w
-				var q string
-				switch rnd.Intn(4) {
-				case 0:
-					q = fmt.Sprintf("INSERT INTO t (id, a, d) VALUES (%d, %d, %d)", id, id, rnd.Intn(100))
-				case 1:
-					q = fmt.Sprintf("UPDATE t SET d = %d, a = -a WHERE id = %d OR id = %d", rnd.Intn(100), id, rnd.Intn(rows))
-				case 2:
-					q = fmt.Sprintf("DELETE FROM t WHERE id = %d OR id = %d", id, rnd.Intn(rows))
-				default:
-					q = fmt.Sprintf("UPDATE t SET a = a + 100000 WHERE id = %d", rnd.Intn(rows))
-				}
-				_, err := db.Exec(q)
-				switch {
-				case err == nil:
-					acked.Add(1)
-				case errCode(err) == 1062:
-				default:
-					t.Errorf("%s: %v", q, err)
-					return
-				}
-			}
-		}(w)
-	}
-	progress := func() {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for n := acked.Load(); acked.Load() < n+50; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("writers stopped")
-			}
+	load := startLoad(t, db, func(rnd *rand.Rand, id int) string {
+		switch rnd.Intn(4) {
+		case 0:
+			return fmt.Sprintf("INSERT INTO t (id, a, d) VALUES (%d, %d, %d)", id, id, rnd.Intn(100))
+		case 1:
+			return fmt.Sprintf("UPDATE t SET d = %d, a = -a WHERE id = %d OR id = %d", rnd.Intn(100), id, rnd.Intn(rows))
+		case 2:
+			return fmt.Sprintf("DELETE FROM t WHERE id = %d OR id = %d", id, rnd.Intn(rows))
 		}
-	}
-	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = 'backfill'")
-	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
-	done := make(chan error, 1)
-	go func() { _, err := db.Exec("ALTER TABLE t DROP COLUMN c"); done <- err }()
-	stalled := "backfill"
-	for _, next := range []string{"swap", "public", ""} {
-		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+stalled) }, "stalled at "+stalled)
-		progress()
-		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+next+"'")
-		stalled = next
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("DROP COLUMN: %v", err)
-	}
-	progress()
-	quit.Store(true)
-	wg.Wait()
+		return fmt.Sprintf("UPDATE t SET a = a + 100000 WHERE id = %d", rnd.Intn(rows))
+	}, rows, 1062)
+	alterThroughStalls(t, db, load, "ALTER TABLE t DROP COLUMN c", "backfill", "swap", "public")
+	load.stop()
 	check := func(db *sql.DB) {
 		t.Helper()
 		got := showCreate(t, db, "t")
@@ -272,103 +163,112 @@ func TestDropColumnRebuildCrash(t *testing.T) {
 }
 
 func crashDropColumn(t *testing.T, at string) {
-	dir := t.TempDir()
-	child, dsn := startChild(t, dir, "")
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustExec(t, db, "CREATE INDEX kca ON t (c, a)")
-	mustExec(t, db, "CREATE INDEX kc ON t (c)")
-	var lastJob int64
-	for _, j := range showJobs(t, db) {
-		lastJob = max(lastJob, j.id)
-	}
-	if at == "backfill" { // slow enough to be killed half way
-		mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
-		mustExec(t, db, "SET GLOBAL reorgdb_ddl_reorg_batch_delay_ms = 2")
-	} else {
-		mustExec(t, db, fmt.Sprintf("SET GLOBAL reorgdb_ddl_test_stall_phase = '%s'", at))
-	}
-	go db.Exec("ALTER TABLE t DROP COLUMN c")
-
-	acked := map[int]int{}
-	var mu sync.Mutex
-	inflight := [2]int{-1, 0}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r := rand.New(rand.NewSource(1))
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			id, v := r.Intn(30000), 1000+r.Intn(9000)
-			mu.Lock()
-			inflight = [2]int{id, v}
-			mu.Unlock()
-			if _, err := db.Exec("UPDATE t SET a = ? WHERE id = ?", v, id); err != nil {
-				return // the server is gone
-			}
-			mu.Lock()
-			acked[id], inflight = v, [2]int{-1, 0}
-			mu.Unlock()
-		}
-	}()
-	if at != "backfill" {
-		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+at) }, "stalled at "+at)
-	} else {
-		waitJob(t, db, func(x jobRow) bool { return x.id > lastJob && x.rowCount >= 3000 }, "backfilled 3000 rows")
-	}
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	child.Wait()
-	close(stop)
-	wg.Wait()
-	db.Close()
-
-	s := servertest.StartDir(t, dir)
+	s, w := crashAlter(t, at, "ALTER TABLE t DROP COLUMN c", "CREATE INDEX kca ON t (c, a)", "CREATE INDEX kc ON t (c)")
 	db2 := s.DB("app")
-	j := waitJob(t, db2, func(x jobRow) bool {
-		return x.id > lastJob && (x.state == "synced" || x.state == "rollback done")
-	}, "finished")
-	if j.state != "synced" {
-		t.Fatalf("job ended %q: %s", j.state, j.errText)
-	}
 	got := showCreate(t, db2, "t")
 	if strings.Contains(got, "`c`") || strings.Contains(got, "`kc`") || !strings.Contains(got, "KEY `kca` (`a`)") {
 		t.Fatalf("after the restart:\n%s", got)
 	}
 	mustExec(t, db2, "ADMIN CHECK TABLE t")
-	r, err := db2.Query("SELECT id, a FROM t")
-	if err != nil {
-		t.Fatal(err)
+	w.check(t, db2)
+	if e := s.Engine().CountIndexEntries("app", "t"); e != 30000 {
+		t.Errorf("%d index entries for 30000 rows in kca alone", e)
 	}
-	defer r.Close()
-	n := 0
-	for r.Next() {
-		var id, a int
-		if err := r.Scan(&id, &a); err != nil {
-			t.Fatal(err)
+}
+
+// insertRows inserts rows 0..n-1 of t, row(i) giving each one's values.
+func insertRows(t *testing.T, db *sql.DB, n int, row func(i int) string) {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
 		}
-		n++
-		want, ok := acked[id]
-		if !ok {
-			want = id % 1000
+		b.WriteString(row(i))
+	}
+	mustExec(t, db, "INSERT INTO t VALUES "+b.String())
+}
+
+// load is four writers racing a schema change, each sending the
+// statements next makes for ids above the loaded rows that only it uses.
+// It counts the acknowledged statements and the refusals with a tolerated
+// code; any other error fails the test.
+type load struct {
+	quit   atomic.Bool
+	wg     sync.WaitGroup
+	acked  atomic.Int64
+	mu     sync.Mutex
+	refuse map[uint16]int64
+}
+
+func startLoad(t *testing.T, db *sql.DB, next func(rnd *rand.Rand, id int) string, rows int, tolerated ...uint16) *load {
+	l := &load{refuse: map[uint16]int64{}}
+	for w := 0; w < 4; w++ {
+		l.wg.Add(1)
+		go func(w int) {
+			defer l.wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			for !l.quit.Load() {
+				q := next(rnd, rows+rnd.Intn(2000)*4+w)
+				_, err := db.Exec(q)
+				switch {
+				case err == nil:
+					l.acked.Add(1)
+				case slices.Contains(tolerated, errCode(err)):
+					l.mu.Lock()
+					l.refuse[errCode(err)]++
+					l.mu.Unlock()
+				default:
+					t.Errorf("%s: %v", q, err)
+					return
+				}
+			}
+		}(w)
+	}
+	return l
+}
+
+// progress waits until the writers have committed 50 more statements.
+func (l *load) progress(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for n := l.acked.Load(); l.acked.Load() < n+50; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("writers stopped")
 		}
-		if a != want && !(inflight[0] == id && a == inflight[1]) {
-			t.Errorf("row %d: a = %d, want %d", id, a, want)
+	}
+}
+
+func (l *load) stop() {
+	l.quit.Store(true)
+	l.wg.Wait()
+}
+
+func (l *load) refused(code uint16) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refuse[code]
+}
+
+// alterThroughStalls runs alter with its job held at each of the stall
+// phases in turn until the writers have made progress there, and fails
+// the test if the ALTER fails.
+func alterThroughStalls(t *testing.T, db *sql.DB, l *load, alter string, phases ...string) {
+	t.Helper()
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+phases[0]+"'")
+	t.Cleanup(func() { db.Exec("SET GLOBAL reorgdb_ddl_test_stall_phase = ''") })
+	done := make(chan error, 1)
+	go func() { _, err := db.Exec(alter); done <- err }()
+	for i, at := range phases {
+		waitJob(t, db, func(x jobRow) bool { return strings.Contains(x.comment, "stalled="+at) }, "stalled at "+at)
+		l.progress(t)
+		next := ""
+		if i+1 < len(phases) {
+			next = phases[i+1]
 		}
+		mustExec(t, db, "SET GLOBAL reorgdb_ddl_test_stall_phase = '"+next+"'")
 	}
-	if n != 30000 {
-		t.Errorf("%d rows, want 30000", n)
+	if err := <-done; err != nil {
+		t.Fatalf("%s: %v", alter, err)
 	}
-	if e := s.Engine().CountIndexEntries("app", "t"); e != n {
-		t.Errorf("%d index entries for %d rows in kca alone", e, n)
-	}
+	l.progress(t)
 }

@@ -458,6 +458,44 @@ func TestModifyIndexedColumnCrash(t *testing.T) {
 }
 
 func crashModify(t *testing.T, at string, indexed bool) {
+	var setup []string
+	if indexed {
+		setup = []string{"CREATE INDEX ia ON t (a)", "CREATE UNIQUE INDEX uca ON t (c, a)"}
+	}
+	s, w := crashAlter(t, at, "ALTER TABLE t MODIFY a VARCHAR(8) NOT NULL", setup...)
+	db2 := s.DB("app")
+	if !strings.Contains(showCreate(t, db2, "t"), "`a` varchar(8) NOT NULL") {
+		t.Fatalf("a not converted:\n%s", showCreate(t, db2, "t"))
+	}
+	w.check(t, db2)
+	mustExec(t, db2, "ADMIN CHECK TABLE t")
+	if indexed {
+		id, v := 17, 17
+		if a, ok := w.acked[id]; ok {
+			v = a
+		}
+		if w.inflight[0] != id {
+			expectRows(t, db2, fmt.Sprintf("SELECT id FROM t USE INDEX (ia) WHERE a = '%d' AND id = %d", v, id), fmt.Sprint(id))
+		}
+		expectRows(t, db2, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 't'", "4")
+	}
+	t.Logf("%d acknowledged updates", len(w.acked))
+}
+
+// aWrites is what a writer updating column a of random rows of the
+// crash child's t had acknowledged when the server died, and the update
+// in flight then ({-1, 0} if none).
+type aWrites struct {
+	acked    map[int]int
+	inflight [2]int
+}
+
+// crashAlter starts a server child whose t has 30000 rows, runs setup,
+// then alter, held at stall phase at (or, for "backfill", slowed and
+// caught half way), while a writer updates a; it SIGKILLs the server
+// there, restarts it on the same data and waits until the job ends
+// synced. It returns the restarted server and the writer's updates.
+func crashAlter(t *testing.T, at, alter string, setup ...string) (*servertest.Server, *aWrites) {
 	dir := t.TempDir()
 	child, dsn := startChild(t, dir, "")
 	db, err := sql.Open("mysql", dsn)
@@ -465,12 +503,11 @@ func crashModify(t *testing.T, at string, indexed bool) {
 		t.Fatal(err)
 	}
 	var lastJob int64 // the jobs before the ALTER's
-	if indexed {
-		mustExec(t, db, "CREATE INDEX ia ON t (a)")
-		mustExec(t, db, "CREATE UNIQUE INDEX uca ON t (c, a)")
-		for _, j := range showJobs(t, db) {
-			lastJob = max(lastJob, j.id)
-		}
+	for _, q := range setup {
+		mustExec(t, db, q)
+	}
+	for _, j := range showJobs(t, db) {
+		lastJob = max(lastJob, j.id)
 	}
 	if at == "backfill" { // slow enough to be killed half way
 		mustExec(t, db, "SET GLOBAL tidb_ddl_reorg_batch_size = 32")
@@ -478,12 +515,10 @@ func crashModify(t *testing.T, at string, indexed bool) {
 	} else {
 		mustExec(t, db, fmt.Sprintf("SET GLOBAL reorgdb_ddl_test_stall_phase = '%s'", at))
 	}
-	go db.Exec("ALTER TABLE t MODIFY a VARCHAR(8) NOT NULL")
+	go db.Exec(alter)
 
-	// The writer's acknowledged values, and the one in flight at the kill.
-	acked := map[int]int{}
+	w := &aWrites{acked: map[int]int{}, inflight: [2]int{-1, 0}}
 	var mu sync.Mutex
-	inflight := [2]int{-1, 0}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -498,13 +533,13 @@ func crashModify(t *testing.T, at string, indexed bool) {
 			}
 			id, v := r.Intn(30000), 1000+r.Intn(9000)
 			mu.Lock()
-			inflight = [2]int{id, v}
+			w.inflight = [2]int{id, v}
 			mu.Unlock()
 			if _, err := db.Exec("UPDATE t SET a = ? WHERE id = ?", v, id); err != nil {
 				return // the server is gone
 			}
 			mu.Lock()
-			acked[id], inflight = v, [2]int{-1, 0}
+			w.acked[id], w.inflight = v, [2]int{-1, 0}
 			mu.Unlock()
 		}
 	}()
@@ -522,17 +557,20 @@ func crashModify(t *testing.T, at string, indexed bool) {
 	db.Close()
 
 	s := servertest.StartDir(t, dir)
-	db2 := s.DB("app")
-	j := waitJob(t, db2, func(x jobRow) bool {
+	j := waitJob(t, s.DB("app"), func(x jobRow) bool {
 		return x.id > lastJob && (x.state == "synced" || x.state == "rollback done")
 	}, "finished")
 	if j.state != "synced" {
 		t.Fatalf("job ended %q: %s", j.state, j.errText)
 	}
-	if !strings.Contains(showCreate(t, db2, "t"), "`a` varchar(8) NOT NULL") {
-		t.Fatalf("a not converted:\n%s", showCreate(t, db2, "t"))
-	}
-	r, err := db2.Query("SELECT id, a FROM t")
+	return s, w
+}
+
+// check verifies that every one of t's 30000 rows holds its last
+// acknowledged a (id % 1000 if never updated), or the update in flight.
+func (w *aWrites) check(t *testing.T, db *sql.DB) {
+	t.Helper()
+	r, err := db.Query("SELECT id, a FROM t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,29 +583,17 @@ func crashModify(t *testing.T, at string, indexed bool) {
 			t.Fatal(err)
 		}
 		n++
-		want, ok := acked[id]
+		want, ok := w.acked[id]
 		if !ok {
 			want = id % 1000
 		}
-		if a != fmt.Sprint(want) && !(inflight[0] == id && a == fmt.Sprint(inflight[1])) {
+		if a != fmt.Sprint(want) && !(w.inflight[0] == id && a == fmt.Sprint(w.inflight[1])) {
 			t.Errorf("row %d: a = %q, want %d", id, a, want)
 		}
 	}
 	if n != 30000 {
 		t.Errorf("%d rows, want 30000", n)
 	}
-	mustExec(t, db2, "ADMIN CHECK TABLE t")
-	if indexed {
-		id, v := 17, 17
-		if a, ok := acked[id]; ok {
-			v = a
-		}
-		if inflight[0] != id {
-			expectRows(t, db2, fmt.Sprintf("SELECT id FROM t USE INDEX (ia) WHERE a = '%d' AND id = %d", v, id), fmt.Sprint(id))
-		}
-		expectRows(t, db2, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 't'", "4")
-	}
-	t.Logf("%d acknowledged updates", len(acked))
 }
 
 // TestModifyColumnSwapUnderOldTransaction: a transaction still on the

@@ -61,10 +61,7 @@ func (e *Engine) freshSnapshotAfterMDL(ctx *gms.Context) error {
 		}
 		return err
 	}
-	tx.txn.Rollback()
-	tx.lease.Release()
-	e.track(tx, tx.lease.Owner)
-	return nil
+	return e.renewSnapshot(ctx)
 }
 
 // createForeignKey answers ALTER TABLE ... ADD FOREIGN KEY with
