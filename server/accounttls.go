@@ -277,8 +277,16 @@ func mayBeAccountStatement(t string) bool {
 		return startsWord(t, "set")
 	case t[0] == 'r' || t[0] == 'R':
 		return startsWord(t, "rename") || startsWord(t, "revoke")
+	case t[0] == 'd' || t[0] == 'D':
+		return startsWord(t, "drop") // not DELETE, DESCRIBE, DO
+	case t[0] == 'c' || t[0] == 'C':
+		return startsWord(t, "create") // not COMMIT, CALL
+	case t[0] == 'a' || t[0] == 'A':
+		return startsWord(t, "alter")
+	case t[0] == 'g' || t[0] == 'G':
+		return startsWord(t, "grant")
 	}
-	return strings.ContainsRune("cCaAdDgG/#-", rune(t[0]))
+	return strings.ContainsRune("/#-", rune(t[0]))
 }
 
 // startsWord reports whether t starts with word w and a space.
