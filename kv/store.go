@@ -183,7 +183,10 @@ func Open(opts Options) (*Store, error) {
 		// L0 and memtable settings follow Pebble's own tuned configuration
 		// (cmd/pebble): compact L0 early but only stall writes at extreme
 		// read amplification, and use large memtables to absorb bursts.
-		L0CompactionThreshold:       2,
+		// Smaller memtables wait for as many bytes in L0 (two default
+		// memtables' worth) before compacting, or each small flush would
+		// rewrite the overlapping part of the base level.
+		L0CompactionThreshold:       int(max(2, 2*defaultMemTable/opts.MemTableSize)),
 		L0StopWritesThreshold:       1000,
 		LBaseMaxBytes:               64 << 20,
 		MemTableSize:                uint64(opts.MemTableSize),

@@ -6,6 +6,8 @@
 # workload runs 3 s to warm up, then [seconds] at 4 threads, and the
 # server's user+system CPU (/proc/<pid>/stat) over the run is divided by the
 # transactions. MariaDB as in bench-sysbench.sh (2G buffer pool, 512M log).
+# REORGDB_FLAGS adds flags to `reorgdb serve` (e.g. "--memtable-size 8");
+# MARIADB=0 skips the MariaDB side.
 set -euo pipefail
 ROWS=${1:-200000}
 SECS=${2:-10}
@@ -40,12 +42,14 @@ run() { # name port pid
 
 echo "| server | workload | TPS | server CPU µs per transaction |"
 echo "| --- | --- | --- | --- |"
-"$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4410 --status-port 10490 --log-level warn 2>"$WORK/r.log" &
+# shellcheck disable=SC2086
+"$WORK/reorgdb" serve ${REORGDB_FLAGS:-} --data-dir "$WORK/r" --port 4410 --status-port 10490 --log-level warn 2>"$WORK/r.log" &
 RPID=$!
 wait_port 4410
 run ReorgDB 4410 $RPID
 kill $RPID; wait $RPID 2>/dev/null || true
 
+[ "${MARIADB:-1}" = 0 ] && exit 0
 start_mariadb "$WORK/mdb" 3417
 run "$(mariadb_version)" 3417 $MPID
 kill $MPID; wait $MPID 2>/dev/null || true
