@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
@@ -112,16 +111,10 @@ func (m *Manager) mergeChangeLog(ctx context.Context, j *Job, spec IndexSpec) er
 			return errCancelRequested
 		}
 		var next []byte
-		var err error
-		for attempt := 0; ; attempt++ {
+		err := kv.RetryConflicts(ctx, 0, nil, func() (err error) {
 			next, err = m.mergeBatch(ctx, j, t, spec, from, end)
-			if !errors.Is(err, kv.ErrWriteConflict) {
-				break
-			}
-			if err := sleepCtx(ctx, time.Duration(1<<min(attempt, 7))*time.Millisecond); err != nil {
-				return err
-			}
-		}
+			return err
+		})
 		if err != nil || next == nil {
 			return err
 		}

@@ -826,23 +826,12 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		batch := max(1, m.settings().BatchSize)
 		var n int64
 		var nextTask Task
-		for attempt := 0; ; attempt++ {
-			var err error
+		retried := func(backoff time.Duration) { retries.Add(1); pc.exclude(backoff) }
+		if err := kv.RetryConflicts(ctx, 0, retried, func() (err error) {
 			n, nextTask, err = batchFn(ctx, j, t, ids, ti, *task, batch, pc)
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, kv.ErrWriteConflict) {
-				return err
-			}
-			retries.Add(1)
-			backoff := time.Duration(1<<min(attempt, 7)) * time.Millisecond
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(backoff):
-			}
-			pc.exclude(backoff)
+			return err
+		}); err != nil {
+			return err
 		}
 		*task = nextTask
 		m.update(j.ID, func(jj *Job) { jj.RowCount += n })

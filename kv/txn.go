@@ -462,27 +462,48 @@ func (t *Txn) checkConflicts(writes []bufWrite) error {
 // conflicting that often has a livelock to report, not to hide.
 const runTxnAttempts = 100
 
-// RunTxn runs fn in a fresh transaction and commits it. When the commit
-// fails with ErrWriteConflict it starts over with a new snapshot, after a
-// backoff that doubles from 1 ms up to 128 ms, until ctx ends or after
-// runTxnAttempts tries. fn must do nothing but read and write through txn,
-// since it may run several times; an error from fn rolls back and ends.
+// RunTxn runs fn in a fresh transaction and commits it, starting over
+// with a new snapshot while the commit fails with ErrWriteConflict (see
+// RetryConflicts), at most runTxnAttempts times. fn must do nothing but
+// read and write through txn, since it may run several times; an error
+// from fn rolls back and ends.
 func (s *Store) RunTxn(ctx context.Context, fn func(txn *Txn) error) (commitTS uint64, err error) {
-	for attempt := 0; ; attempt++ {
+	err = RetryConflicts(ctx, runTxnAttempts, nil, func() error {
 		txn := s.Begin()
-		if err = fn(txn); err != nil {
+		if err := fn(txn); err != nil {
 			txn.Rollback()
-			return 0, err
+			return err
 		}
+		var err error
 		commitTS, err = txn.Commit()
-		if !errors.Is(err, ErrWriteConflict) || attempt+1 >= runTxnAttempts {
-			return commitTS, err
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return commitTS, nil
+}
+
+// RetryConflicts calls fn until it returns anything but ErrWriteConflict,
+// waiting before each new try for a backoff that doubles from 1 ms up to
+// 128 ms: the writers it lost to are given time to finish. It gives up
+// after maxAttempts tries (0: never) or when ctx ends, with the conflict
+// joined to ctx's error. onRetry, if not nil, is told each backoff.
+func RetryConflicts(ctx context.Context, maxAttempts int, onRetry func(backoff time.Duration), fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if !errors.Is(err, ErrWriteConflict) || (maxAttempts > 0 && attempt+1 >= maxAttempts) {
+			return err
 		}
-		t := time.NewTimer(time.Duration(1<<min(attempt, 7)) * time.Millisecond)
+		backoff := time.Duration(1<<min(attempt, 7)) * time.Millisecond
+		if onRetry != nil {
+			onRetry(backoff)
+		}
+		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return 0, errors.Join(err, ctx.Err())
+			return errors.Join(err, ctx.Err())
 		case <-t.C:
 		}
 	}
