@@ -816,6 +816,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 	if j.isReorg() {
 		batchFn = m.convertBatch
 	}
+	retried := func(backoff time.Duration) { retries.Add(1); pc.exclude(backoff) }
 	for !task.Done {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -826,7 +827,6 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		batch := max(1, m.settings().BatchSize)
 		var n int64
 		var nextTask Task
-		retried := func(backoff time.Duration) { retries.Add(1); pc.exclude(backoff) }
 		if err := kv.RetryConflicts(ctx, 0, retried, func() (err error) {
 			n, nextTask, err = batchFn(ctx, j, t, ids, ti, *task, batch, pc)
 			return err

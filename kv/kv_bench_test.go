@@ -75,17 +75,21 @@ func BenchmarkScan(b *testing.B) {
 			txn := s.Begin()
 			defer txn.Rollback()
 			for b.Loop() {
-				start := rng.IntN(benchKeys - 100)
-				it := txn.NewIter(benchKey(start), benchKey(start+100), reverse)
-				n := 0
-				for ; it.Valid(); it.Next() {
-					n++
-				}
-				if err := it.Close(); err != nil || n != 100 {
-					b.Fatal(n, err)
-				}
+				scan100(b, txn, rng.IntN(benchKeys-100), reverse)
 			}
 		})
+	}
+}
+
+// scan100 reads the 100 keys from benchKey(start) through txn.
+func scan100(b *testing.B, txn *Txn, start int, reverse bool) {
+	it := txn.NewIter(benchKey(start), benchKey(start+100), reverse)
+	n := 0
+	for ; it.Valid(); it.Next() {
+		n++
+	}
+	if err := it.Close(); err != nil || n != 100 {
+		b.Fatal(n, err)
 	}
 }
 
@@ -161,15 +165,7 @@ func BenchmarkScanHistory(b *testing.B) {
 				txn := s.Begin()
 				defer txn.Rollback()
 				for b.Loop() {
-					start := rng.IntN(keys - 100)
-					it := txn.NewIter(benchKey(start), benchKey(start+100), false)
-					n := 0
-					for ; it.Valid(); it.Next() {
-						n++
-					}
-					if err := it.Close(); err != nil || n != 100 {
-						b.Fatal(n, err)
-					}
+					scan100(b, txn, rng.IntN(keys-100), false)
 				}
 			})
 		}
