@@ -149,11 +149,22 @@ func hasForeignKey(name string) probe {
 
 // addColumn is a setup step that adds col (a definition) unless present.
 func addColumn(name, def string) step {
+	return alterUnless(hasColumn(name), "ADD COLUMN "+name+" "+def)
+}
+
+// addIndex is a setup step that adds index name over cols (e.g. "(a, b)").
+func addIndex(name, cols string) step {
+	return alterUnless(hasIndex(name), "ADD INDEX "+name+" "+cols)
+}
+
+// alterUnless is a setup step that runs ALTER TABLE ... spec unless has
+// finds the table already changed.
+func alterUnless(has probe, spec string) step {
 	return func(ctx context.Context, b *bench, table string) error {
-		if ok, err := hasColumn(name)(ctx, b.t, table); err != nil || ok {
+		if ok, err := has(ctx, b.t, table); err != nil || ok {
 			return err
 		}
-		q := fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", table, name, def)
+		q := fmt.Sprintf("ALTER TABLE %s %s", table, spec)
 		if _, err := b.t.db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
@@ -167,20 +178,6 @@ const parentTable = "sbparent"
 // loadParent makes parentTable hold ids 1..n, n past the largest k by a
 // margin that the workload's k = k + 1 updates do not reach, so that no
 // write during or after the change breaks the foreign key.
-// addIndex is a setup step that adds index name over cols (e.g. "(a, b)").
-func addIndex(name, cols string) step {
-	return func(ctx context.Context, b *bench, table string) error {
-		if ok, err := hasIndex(name)(ctx, b.t, table); err != nil || ok {
-			return err
-		}
-		q := fmt.Sprintf("ALTER TABLE %s ADD INDEX %s %s", table, name, cols)
-		if _, err := b.t.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
-		return nil
-	}
-}
-
 func loadParent(ctx context.Context, b *bench, table string) error {
 	var maxK int64
 	if err := b.t.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(k), 0) FROM "+table).Scan(&maxK); err != nil {
