@@ -27,6 +27,24 @@
 //     (changelog.go says why that is exact); the merge rewrites each row it
 //     fixes so that DML on that row conflicts with it.
 //
+// Where each part of a job's life lives:
+//   - manager.go, job.go: the job queue, its persisted form, and the
+//     requests users make of a job (cancel, pause, resume, wait).
+//   - run.go: the runner that walks an ADD INDEX through its states, its
+//     schema steps and metadata-lock waits, rollback, and the test points
+//     (stall, at).
+//   - backfill.go: the tasks a table is divided into, and the
+//     transactional backfill.
+//   - ingest.go (scan, spill, ingest), extsort (sort buffers, runs and
+//     their merge), validate.go (unique validation) and memory.go: the
+//     ingest backfill.
+//   - changelog.go: the change log DML writes during an ingest build, and
+//     its merge.
+//   - drop.go, addcolumn.go, dropcolumn.go, modifycolumn.go, doom.go: DROP
+//     INDEX and the column changes, which reuse the states and backfills.
+//   - throttle.go: the pacing that keeps a build from starving user
+//     transactions.
+//
 // The package does not know SQL types: the layer above supplies an Indexer
 // that validates index definitions and turns stored rows into index
 // entries, so that DML and backfill produce byte-identical entries, and

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -195,6 +193,8 @@ func (m *Manager) holdPaused(ctx context.Context, j *Job) (bool, error) {
 	return false, nil
 }
 
+// runAddIndex drives an ADD INDEX through its schema states until it is
+// done, rolled back, or the server stops.
 func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 	for {
 		j, _ := m.snapshot(id)
@@ -215,111 +215,131 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		if j.State == JobRollingBack {
 			return m.rollback(ctx, id)
 		}
-		if paused, err := m.holdPaused(ctx, j); paused || err != nil {
-			if err != nil {
-				return err
-			}
+		paused, err := m.holdPaused(ctx, j)
+		if err != nil {
+			return err
+		}
+		if paused {
 			continue
 		}
-		err := m.stall(ctx, id, stateName(j.SchemaState))
-		switch {
-		case err != nil:
-		case j.SchemaState == catalog.StateAbsent:
-			err = m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
-				if t == nil {
-					return errNoTable(j)
-				}
-				seen := map[string]bool{}
-				for i := range j.Indexes {
-					name := strings.ToLower(j.Indexes[i].Name)
-					if seen[name] {
-						return &Error{Code: 1061, Msg: fmt.Sprintf("Duplicate key name '%s'", j.Indexes[i].Name)}
-					}
-					seen[name] = true
-					ix, err := m.indexer.NewIndex(t, j.Indexes[i])
-					if err != nil {
-						return err
-					}
-					ix.State = catalog.StateDeleteOnly
-					t.Indexes = append(t.Indexes, ix)
-					j.Indexes[i].ID = ix.ID
-				}
-				if j.Mode == "ingest" {
-					// The logs' IDs come after all the new indexes', so that
-					// the logs' key ranges, which DML writes during the
-					// build, lie outside the span of the ingested sstables.
-					for i := range j.Indexes {
-						_, ix := findIndex(t, j.Indexes[i].ID)
-						ix.ChangeLogID = t.NextIndexID
-						t.NextIndexID++
-						j.Indexes[i].ChangeLogID = ix.ChangeLogID
-					}
-				}
-				j.SchemaState = catalog.StateDeleteOnly
-				j.FirstVersion = ch.Schema().Version + 1 // the version this change publishes
-				j.State = JobRunning
-				if j.Start.IsZero() {
-					j.Start = time.Now()
-				}
-				return nil
-			})
-			if err != nil && !isRetryable(err) && !errors.Is(err, errCancelRequested) && ctx.Err() == nil {
-				// Nothing was written: the job fails as it stands.
-				m.fail(id, err)
-				continue
-			}
-		case j.SchemaState == catalog.StateDeleteOnly:
-			err = m.setIndexState(ctx, id, catalog.StateWriteOnly)
-		case j.SchemaState == catalog.StateWriteOnly:
-			err = m.setIndexState(ctx, id, catalog.StateWriteReorg)
-		case j.SchemaState == catalog.StateWriteReorg:
-			if j.Mode == "ingest" {
-				err = m.ingestBackfill(ctx, id)
-				if err == nil {
-					err = m.mergeChangeLogs(ctx, id)
-				}
-			} else {
-				err = m.backfill(ctx, id)
-			}
-			if err == nil {
-				err = m.setIndexState(ctx, id, catalog.StatePublic)
-			}
-		case j.SchemaState == catalog.StatePublic:
-			if err = m.clearChangeLogs(j); err != nil {
-				break
-			}
-			m.update(id, func(j *Job) { j.State = JobDone; j.End = time.Now(); j.Comment = "" })
-			if err = m.persist(id); err == nil {
-				m.cleanupTasks(id)
-				m.finish(id)
-			}
+		err = m.stall(ctx, id, stateName(j.SchemaState))
+		if err == nil {
+			err = m.addIndexStep(ctx, id, j)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, errKilled) {
-				return err
-			}
-			if errors.Is(err, errPaused) {
-				continue
-			}
-			if errors.Is(err, errCancelRequested) {
-				continue
-			}
-			if cur, _ := m.snapshot(id); isRetryable(err) || cur.SchemaState == catalog.StatePublic {
-				// Public indexes are in use: too late to roll back, so
-				// what is left (clearing the change logs) is retried.
-				if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := m.startRollback(ctx, id, err); err != nil {
+			if err := m.afterAddIndexError(ctx, id, err); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// addIndexStep takes an ADD INDEX from its schema state to the next.
+func (m *Manager) addIndexStep(ctx context.Context, id int64, j *Job) error {
+	switch j.SchemaState {
+	case catalog.StateAbsent:
+		err := m.step(ctx, id, m.addIndexDefinitions)
+		if err != nil && !isRetryable(err) && !errors.Is(err, errCancelRequested) && ctx.Err() == nil {
+			// Nothing was written: the job fails as it stands.
+			m.fail(id, err)
+			return nil
+		}
+		return err
+	case catalog.StateDeleteOnly:
+		return m.setIndexState(ctx, id, catalog.StateWriteOnly)
+	case catalog.StateWriteOnly:
+		return m.setIndexState(ctx, id, catalog.StateWriteReorg)
+	case catalog.StateWriteReorg:
+		if err := m.fillIndexes(ctx, id, j); err != nil {
+			return err
+		}
+		return m.setIndexState(ctx, id, catalog.StatePublic)
+	case catalog.StatePublic:
+		if err := m.clearChangeLogs(j); err != nil {
+			return err
+		}
+		m.update(id, func(j *Job) { j.State = JobDone; j.End = time.Now(); j.Comment = "" })
+		if err := m.persist(id); err != nil {
+			return err
+		}
+		m.cleanupTasks(id)
+		m.finish(id)
+	}
+	return nil
+}
+
+// addIndexDefinitions adds the job's indexes to the table, delete-only,
+// with their change logs for an ingest build.
+func (m *Manager) addIndexDefinitions(ch *catalog.Change, t *catalog.Table, j *Job) error {
+	if t == nil {
+		return errNoTable(j)
+	}
+	seen := map[string]bool{}
+	for i := range j.Indexes {
+		name := strings.ToLower(j.Indexes[i].Name)
+		if seen[name] {
+			return &Error{Code: 1061, Msg: fmt.Sprintf("Duplicate key name '%s'", j.Indexes[i].Name)}
+		}
+		seen[name] = true
+		ix, err := m.indexer.NewIndex(t, j.Indexes[i])
+		if err != nil {
+			return err
+		}
+		ix.State = catalog.StateDeleteOnly
+		t.Indexes = append(t.Indexes, ix)
+		j.Indexes[i].ID = ix.ID
+	}
+	if j.Mode == "ingest" {
+		// The logs' IDs come after all the new indexes', so that the
+		// logs' key ranges, which DML writes during the build, lie
+		// outside the span of the ingested sstables.
+		for i := range j.Indexes {
+			_, ix := findIndex(t, j.Indexes[i].ID)
+			ix.ChangeLogID = t.NextIndexID
+			t.NextIndexID++
+			j.Indexes[i].ChangeLogID = ix.ChangeLogID
+		}
+	}
+	j.SchemaState = catalog.StateDeleteOnly
+	j.FirstVersion = ch.Schema().Version + 1 // the version this change publishes
+	j.State = JobRunning
+	if j.Start.IsZero() {
+		j.Start = time.Now()
+	}
+	return nil
+}
+
+// fillIndexes gives the write-reorganization indexes the entries of the
+// table's rows, by the job's backfill mode.
+func (m *Manager) fillIndexes(ctx context.Context, id int64, j *Job) error {
+	if j.Mode != "ingest" {
+		return m.backfill(ctx, id)
+	}
+	if err := m.ingestBackfill(ctx, id); err != nil {
+		return err
+	}
+	return m.mergeChangeLogs(ctx, id)
+}
+
+// afterAddIndexError decides what a failed step leads to. The runner
+// stops (non-nil) when the server stops or a test kills the job; after a
+// pause or cancel request it looks at the job again; a write conflict is
+// retried, and so is any failure once the indexes are public, since they
+// are in use and it is too late to roll back; anything else rolls the job
+// back.
+func (m *Manager) afterAddIndexError(ctx context.Context, id int64, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, errKilled):
+		return err
+	case errors.Is(err, errPaused), errors.Is(err, errCancelRequested):
+		return nil
+	}
+	if cur, _ := m.snapshot(id); isRetryable(err) || cur.SchemaState == catalog.StatePublic {
+		return sleepCtx(ctx, 10*time.Millisecond)
+	}
+	return m.startRollback(ctx, id, err)
 }
 
 var (
@@ -329,6 +349,51 @@ var (
 	// a crash would: tests inject it through Manager.hook.
 	errKilled = errors.New("ddl: job killed")
 )
+
+// interrupted returns errCancelRequested or errPaused once the job has
+// been asked to stop, nil until then.
+func (m *Manager) interrupted(id int64) error {
+	cur, _ := m.snapshot(id)
+	switch {
+	case cur.CancelRequested:
+		return errCancelRequested
+	case cur.PauseRequested:
+		return errPaused
+	}
+	return nil
+}
+
+// stall is a point of a job's life where tests act: the hook (see at)
+// runs, and a job stops while Settings.StallPhase names the point, until
+// the setting changes or the job's context ends, for crash tests to kill
+// the server there. The points are the schema states ("none",
+// "delete-only", ..., "public"), "backfill" (each transactional batch),
+// the ingest phases ("scan", "sort", "spill", "ingest", "ingested",
+// "merge") and a DROP INDEX's states ("drop-public", ...). The ingest
+// phases stop only once something has been ingested, so that a resumed
+// build has progress to resume from.
+func (m *Manager) stall(ctx context.Context, id int64, phase string) error {
+	if err := m.at(id, phase); err != nil {
+		return err
+	}
+	if m.settings().StallPhase != phase {
+		return nil
+	}
+	switch phase {
+	case "scan", "sort", "spill", "ingest":
+		if j, _ := m.snapshot(id); j.IngestedBytes == 0 {
+			return nil
+		}
+	}
+	m.update(id, func(j *Job) { j.Comment += " stalled=" + phase })
+	defer m.update(id, func(j *Job) { j.Comment = strings.ReplaceAll(j.Comment, " stalled="+phase, "") })
+	for m.settings().StallPhase == phase {
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // at calls the test hook, if any, at a named point of a job's life: its
 // schema states, the ingest phases, and each transactional batch.
@@ -538,384 +603,3 @@ func deleteRange(store *kv.Store, lo, hi []byte) error {
 
 // DeleteRange removes every key in [lo, hi) (dropped tables and indexes).
 func DeleteRange(store *kv.Store, lo, hi []byte) error { return deleteRange(store, lo, hi) }
-
-// planTasks splits the table's current handle range into tasks.
-func (m *Manager) planTasks(j *Job) ([]Task, int64, error) {
-	txn := m.store.Begin()
-	defer txn.Rollback()
-	p := codec.RecordPrefix(j.TableID)
-	first := txn.NewIter(p, codec.PrefixEnd(p), false)
-	if !first.Valid() {
-		err := first.Err()
-		first.Close()
-		return nil, 0, err
-	}
-	_, lo, err := codec.DecodeRecordKey(first.Key())
-	first.Close()
-	if err != nil {
-		return nil, 0, err
-	}
-	last := txn.NewIter(p, codec.PrefixEnd(p), true)
-	_, hi, err := codec.DecodeRecordKey(last.Key())
-	last.Close()
-	if err != nil {
-		return nil, 0, err
-	}
-	span := uint64(hi - lo)
-	rows, err := m.estimateRows(txn, j.TableID)
-	if err != nil {
-		return nil, 0, err
-	}
-	n := uint64(64)
-	if span+1 < n {
-		n = span + 1
-	}
-	step := span/n + 1
-	var tasks []Task
-	for s := uint64(0); s <= span; s += step {
-		start := lo + int64(s)
-		end := lo + int64(min(s+step-1, span))
-		tasks = append(tasks, Task{Start: start, End: end, Next: start})
-		if s+step < s { // overflow
-			break
-		}
-	}
-	return tasks, rows, nil
-}
-
-// estimateRows estimates a table's row count for the job's progress: the
-// rows themselves up to sampleRows, beyond that the sample scaled by the
-// table's bytes on disk over the sample's.
-func (m *Manager) estimateRows(txn *kv.Txn, tableID int64) (int64, error) {
-	const sampleRows = 100_000
-	p := codec.RecordPrefix(tableID)
-	it := txn.NewIter(p, codec.PrefixEnd(p), false)
-	defer it.Close()
-	var n, raw int64
-	for ; it.Valid() && n < sampleRows; it.Next() {
-		n++
-		raw += int64(len(it.Key()) + len(it.Value()))
-	}
-	if err := it.Err(); err != nil || !it.Valid() {
-		return n, err
-	}
-	sample, err := m.store.EstimateBytes(p, it.Key())
-	if err != nil {
-		return 0, err
-	}
-	all, err := m.store.EstimateBytes(p, codec.PrefixEnd(p))
-	if err != nil {
-		return 0, err
-	}
-	if sample == 0 {
-		// The sample is still in the memtables: scale by its raw size
-		// instead, which the on-disk size (compressed) may undercut.
-		return n + int64(float64(all)/float64(raw)*float64(n)), nil
-	}
-	return int64(float64(n) * float64(all) / float64(sample)), nil
-}
-
-// prepareTasks splits the table into tasks the first time, and brings a
-// resumed job's tasks up to their checkpoints. It also returns the table's
-// definition and the IDs of the indexes to fill.
-func (m *Manager) prepareTasks(id int64) (*Job, *catalog.Table, []int64, error) {
-	j, _ := m.snapshot(id)
-	if j.Tasks == nil {
-		tasks, total, err := m.planTasks(j)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if tasks == nil {
-			tasks = []Task{}
-		}
-		m.update(id, func(j *Job) { j.Tasks, j.TotalRows = tasks, total })
-		if err := m.persist(id); err != nil {
-			return nil, nil, nil, err
-		}
-		j, _ = m.snapshot(id)
-	}
-	txn := m.store.Begin()
-	err := loadCheckpoints(txn, j)
-	txn.Rollback()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	m.update(id, func(jj *Job) { jj.Tasks, jj.RowCount = j.Tasks, j.RowCount })
-	t, ok := m.cat.Current().TableByID(j.TableID)
-	if !ok {
-		return nil, nil, nil, errNoTable(j)
-	}
-	ids := make([]int64, len(j.Indexes))
-	for i, spec := range j.Indexes {
-		ids[i] = spec.ID
-	}
-	return j, t, ids, nil
-}
-
-// errNoTable is a job's failure once its table is gone (dropped, or its
-// database dropped, while the job was queued or running).
-func errNoTable(j *Job) error {
-	return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
-}
-
-// backfill fills the job's indexes from every row that existed when the
-// indexes became write-only everywhere; rows written later are indexed by
-// DML itself. Workers take tasks; each batch is one transaction that
-// writes the entries and the task's checkpoint, and is retried on a write
-// conflict with a user transaction.
-func (m *Manager) backfill(ctx context.Context, id int64) error {
-	j, t, ids, err := m.prepareTasks(id)
-	if err != nil {
-		return err
-	}
-
-	bctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		next     int // next task to hand out
-		firstErr error
-		active   int32
-		retries  atomic.Int64
-	)
-	tasks := j.Tasks
-	take := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		for next < len(tasks) && tasks[next].Done {
-			next++
-		}
-		if next >= len(tasks) || firstErr != nil {
-			return -1
-		}
-		next++
-		return next - 1
-	}
-	setErr := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	var wg sync.WaitGroup
-	stopOne := make(chan struct{}, 256)
-	startWorker := func() {
-		wg.Add(1)
-		atomic.AddInt32(&active, 1)
-		go func() {
-			defer wg.Done()
-			defer atomic.AddInt32(&active, -1)
-			for {
-				select {
-				case <-stopOne:
-					return
-				default:
-				}
-				ti := take()
-				if ti < 0 {
-					return
-				}
-				if err := m.runTask(bctx, j, t, ids, ti, &tasks[ti], &retries); err != nil {
-					if !errors.Is(err, context.Canceled) {
-						setErr(err)
-					}
-					return
-				}
-			}
-		}()
-	}
-	waitAll := func() chan struct{} {
-		ch := make(chan struct{})
-		go func() { wg.Wait(); close(ch) }()
-		return ch
-	}
-	set := m.settings()
-	for i := 0; i < max(1, set.Workers); i++ {
-		startWorker()
-	}
-	done := waitAll()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	lastPersist := time.Now()
-	for {
-		select {
-		case <-done:
-			mu.Lock()
-			err := firstErr
-			mu.Unlock()
-			if err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			cur, _ := m.snapshot(id)
-			if cur.CancelRequested {
-				return errCancelRequested
-			}
-			if cur.PauseRequested {
-				return errPaused
-			}
-			allDone := true
-			for i := range tasks {
-				allDone = allDone && tasks[i].Done
-			}
-			if allDone {
-				m.update(id, func(j *Job) { j.Tasks = append([]Task(nil), tasks...); j.Comment = "" })
-				return m.persist(id)
-			}
-			// Every worker was scaled away while tasks remain.
-			mu.Lock()
-			next = 0
-			mu.Unlock()
-			startWorker()
-			done = waitAll()
-		case <-tick.C:
-			cur, _ := m.snapshot(id)
-			if cur.CancelRequested || cur.PauseRequested {
-				cancel()
-				continue
-			}
-			if cur.isReorg() {
-				if err := m.firstDoom(cur); err != nil {
-					setErr(err)
-					continue
-				}
-			}
-			set = m.settings()
-			want := max(1, set.Workers)
-			n := int(atomic.LoadInt32(&active))
-			if n < want {
-				for k := n; k < want; k++ {
-					startWorker()
-				}
-			} else if pending := len(stopOne); n-pending > want {
-				for k := want; k < n-pending; k++ {
-					select {
-					case stopOne <- struct{}{}:
-					default:
-					}
-				}
-			}
-			comment := fmt.Sprintf("mode=txn workers=%d batch_size=%d conflicts_retried=%d", want, set.BatchSize, retries.Load())
-			m.update(id, func(j *Job) { j.Comment = comment })
-			if time.Since(lastPersist) > 2*time.Second {
-				lastPersist = time.Now()
-				m.persistOrLog(id)
-			}
-		}
-	}
-}
-
-// runTask backfills one task batch by batch.
-func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task *Task, retries *atomic.Int64) error {
-	pc := m.newPacer(m.settings().Workers)
-	batchFn := m.backfillBatch
-	if j.isReorg() {
-		batchFn = m.convertBatch
-	}
-	retried := func(backoff time.Duration) { retries.Add(1); pc.exclude(backoff) }
-	for !task.Done {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := m.stall(ctx, j.ID, "backfill"); err != nil {
-			return err
-		}
-		batch := max(1, m.settings().BatchSize)
-		var n int64
-		var nextTask Task
-		if err := kv.RetryConflicts(ctx, 0, retried, func() (err error) {
-			n, nextTask, err = batchFn(ctx, j, t, ids, ti, *task, batch, pc)
-			return err
-		}); err != nil {
-			return err
-		}
-		*task = nextTask
-		m.update(j.ID, func(jj *Job) { jj.RowCount += n })
-		if err := pc.pace(ctx); err != nil {
-			return err
-		}
-		if d := m.settings().BatchDelay; d > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(d):
-			}
-		}
-	}
-	return nil
-}
-
-// backfillBatch indexes up to batch rows of a task in one transaction,
-// together with the task's new checkpoint. Each row is locked as DML
-// locks it, without waiting (a row a transaction holds ends the batch
-// before it), and indexed from its newest version: so the batch and DML
-// serialize on the row, and neither fails the other's commit.
-func (m *Manager) backfillBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
-	txn := m.store.Begin()
-	defer txn.Rollback()
-	it := txn.NewIter(codec.RecordKey(j.TableID, task.Next), codec.PrefixEnd(codec.RecordKey(j.TableID, task.End)), false)
-	var n int64
-	last := task.Next - 1
-	for ; it.Valid() && n < int64(batch); it.Next() {
-		h, ents, err := m.lockedRowEntries(ctx, txn, j, t, ids, it.Key(), n == 0)
-		if errors.Is(err, errRowBusy) && last >= task.Next {
-			break // the rows before it are done
-		}
-		if err == nil {
-			err = putEntries(ctx, txn, j, h, ents)
-		}
-		if err != nil {
-			it.Close()
-			return 0, task, err
-		}
-		last = h
-		n++
-	}
-	more := it.Valid()
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return 0, task, err
-	}
-	task.Rows += n
-	if !more {
-		task.Done = true
-		task.Next = task.End
-	} else {
-		task.Next = last + 1
-	}
-	if err := putTask(txn, j.ID, ti, task); err != nil {
-		return 0, task, err
-	}
-	// The commit mostly waits for the log to be synced: not CPU the
-	// pacer should account for.
-	commitStart := time.Now()
-	_, cerr := txn.Commit()
-	if pc != nil {
-		pc.exclude(time.Since(commitStart))
-	}
-	if cerr != nil {
-		return 0, task, cerr
-	}
-	return n, task, nil
-}
-
-// lockedRowEntries locks the row at key without waiting and returns its
-// handle and the entries its newest version has in the indexes ids (none
-// when it is gone).
-func (m *Manager) lockedRowEntries(ctx context.Context, txn *kv.Txn, j *Job, t *catalog.Table, ids []int64, key []byte, wait bool) (int64, []Entry, error) {
-	_, h, err := codec.DecodeRecordKey(key)
-	if err != nil {
-		return 0, nil, err
-	}
-	v, found, err := lockLatest(ctx, txn, key, wait)
-	if err != nil || !found {
-		return h, nil, err
-	}
-	ents, err := m.indexer.Entries(j.DBName, t, ids, h, v)
-	return h, ents, err
-}

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd)
 
-package ddl
+package extsort
 
 // mapAnon falls back to the Go heap where anonymous mappings are not
 // available through x/sys/unix.

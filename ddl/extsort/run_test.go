@@ -1,4 +1,4 @@
-package ddl
+package extsort
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 // randomSources spreads n distinct random keys over in-memory buffers and
 // run files, and returns them with the keys in order.
-func randomSources(t *testing.T, rng *rand.Rand, n int) ([]rangeSource, [][]byte) {
+func randomSources(t *testing.T, rng *rand.Rand, n int) ([]Source, [][]byte) {
 	seen := map[string]bool{}
 	var keys [][]byte
 	for len(keys) < n {
@@ -29,31 +29,31 @@ func randomSources(t *testing.T, rng *rand.Rand, n int) ([]rangeSource, [][]byte
 		i := rng.Intn(nsrc)
 		parts[i] = append(parts[i], k)
 	}
-	var srcs []rangeSource
+	var srcs []Source
 	for i, p := range parts {
 		slices.SortFunc(p, bytes.Compare)
 		if i%2 == 0 {
-			b := newSortBuf(2)
+			b := NewBuffer(2)
 			for _, k := range p {
-				b.add(k, append([]byte("v"), k...))
+				b.Add(k, append([]byte("v"), k...))
 			}
-			b.sort(nil)
+			b.Sort(nil)
 			srcs = append(srcs, b)
 			continue
 		}
-		w, err := createRun(filepath.Join(t.TempDir(), fmt.Sprintf("run-%d", i)))
+		w, err := CreateRun(filepath.Join(t.TempDir(), fmt.Sprintf("run-%d", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range p {
-			if err := w.add(k, append([]byte("v"), k...)); err != nil {
+			if err := w.Add(k, append([]byte("v"), k...)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := w.close(); err != nil {
+		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		srcs = append(srcs, w.rf)
+		srcs = append(srcs, w.Run())
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	return srcs, keys
@@ -69,7 +69,7 @@ func TestMergeParallel(t *testing.T) {
 		srcs, want := randomSources(t, rng, n)
 		parts := 1 + rng.Intn(6)
 		outs := make([][][]byte, parts)
-		err := mergeParallel(srcs, parts, func(p int) func(k, v []byte) error {
+		err := MergeParallel(srcs, parts, func(p int) func(k, v []byte) error {
 			return func(k, v []byte) error {
 				if !bytes.Equal(v, append([]byte("v"), k...)) {
 					return fmt.Errorf("key %q has value %q", k, v)
@@ -95,12 +95,12 @@ func TestMergeParallelFindsDuplicates(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		srcs, keys := randomSources(t, rng, 5000)
 		dupKey := keys[rng.Intn(len(keys))]
-		extra := newSortBuf(2)
-		extra.add(dupKey, nil)
-		extra.sort(nil)
+		extra := NewBuffer(2)
+		extra.Add(dupKey, nil)
+		extra.Sort(nil)
 		errDup := errors.New("dup")
 		var found []byte
-		err := mergeParallel(append(srcs, extra), 1+rng.Intn(6), func(int) func(k, v []byte) error {
+		err := MergeParallel(append(srcs, extra), 1+rng.Intn(6), func(int) func(k, v []byte) error {
 			return func(k, v []byte) error { return nil }
 		}, func(k, _ []byte) error { found = bytes.Clone(k); return errDup })
 		if !errors.Is(err, errDup) || !bytes.Equal(found, dupKey) {
@@ -113,7 +113,7 @@ func TestMergeParallelFindsDuplicates(t *testing.T) {
 // [lo, hi).
 func TestRunRangeRead(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	w, err := createRun(filepath.Join(t.TempDir(), "run"))
+	w, err := CreateRun(filepath.Join(t.TempDir(), "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,15 +121,15 @@ func TestRunRangeRead(t *testing.T) {
 	for i := 0; i < 50000; i++ {
 		k := fmt.Appendf(nil, "k%08d", i*3)
 		keys = append(keys, k)
-		if err := w.add(k, bytes.Repeat([]byte{'x'}, rng.Intn(20))); err != nil {
+		if err := w.Add(k, bytes.Repeat([]byte{'x'}, rng.Intn(20))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.close(); err != nil {
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if len(w.rf.marks) < 2 {
-		t.Fatalf("run has %d marks, want several", len(w.rf.marks))
+	if len(w.Run().marks) < 2 {
+		t.Fatalf("run has %d marks, want several", len(w.Run().marks))
 	}
 	bound := func() []byte {
 		if rng.Intn(5) == 0 {
@@ -139,7 +139,7 @@ func TestRunRangeRead(t *testing.T) {
 	}
 	for i := 0; i < 50; i++ {
 		lo, hi := bound(), bound()
-		src, err := w.rf.open(lo, hi)
+		src, err := w.Run().open(lo, hi)
 		if err != nil {
 			t.Fatal(err)
 		}

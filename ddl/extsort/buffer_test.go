@@ -1,4 +1,4 @@
-package ddl
+package extsort
 
 import (
 	"bytes"
@@ -13,24 +13,24 @@ import (
 // sorts and returns exactly what went in.
 func TestSortBufOffHeap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	b := newSortBuf(2)
-	defer b.free()
+	b := NewBuffer(2)
+	defer b.Free()
 	for round := range 2 {
-		b.reset()
+		b.Reset()
 		type kv struct{ k, v []byte }
 		var want []kv
 		for i := range 60000 {
 			k := fmt.Appendf([]byte("ix"), "%08x-%d", rng.Uint32(), i)
 			v := bytes.Repeat([]byte{byte(i)}, rng.IntN(300)) // ~9 MiB: three chunks
-			b.add(k, v)
+			b.Add(k, v)
 			want = append(want, kv{k, v})
 		}
 		// The second round sorts with pauses, which must not change the order.
 		pauses := 0
 		if round == 0 {
-			b.sort(nil)
+			b.Sort(nil)
 		} else {
-			b.sort(func() { pauses++ })
+			b.Sort(func() { pauses++ })
 			if pauses < 10 {
 				t.Fatalf("sort of %d entries paused %d times", len(b.ents), pauses)
 			}

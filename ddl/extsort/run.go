@@ -1,4 +1,4 @@
-package ddl
+package extsort
 
 import (
 	"bufio"
@@ -19,8 +19,8 @@ import (
 // in its memory budget. Runs are merged into sstables at the end, or
 // earlier when the next spill would pass the disk quota.
 
-// source yields key/value pairs in key order.
-type source interface {
+// cursor yields key/value pairs in key order.
+type cursor interface {
 	// next returns the next pair, valid until the following call; ok is
 	// false at the end.
 	next() (k, v []byte, ok bool, err error)
@@ -29,23 +29,23 @@ type source interface {
 
 func (s *bufSource) close() error { return nil }
 
-// runFile is a spilled run: the file, and a sparse index of it kept in
+// Run is a spilled run: the file, and a sparse index of it kept in
 // memory, so that a merge of one key range can start reading near it.
-type runFile struct {
+type Run struct {
 	path  string
 	marks []runMark // a record's offset and key, every runMarkEvery bytes
 	last  []byte    // the run's last key
 	Bytes int64
 	// readBuf is the read buffer of each reader: a merge opens every run
-	// once per key range, so it shrinks as runs add up (see setReadBufs).
+	// once per key range, so it shrinks as runs add up (see SetReadBufs).
 	readBuf int
 }
 
 // runReadMemory bounds the read buffers of one merge of runs.
 const runReadMemory = 32 << 20
 
-// setReadBufs sizes the read buffers of runs merged in parts key ranges.
-func setReadBufs(runs []*runFile, parts int) {
+// SetReadBufs sizes the read buffers of runs merged in parts key ranges.
+func SetReadBufs(runs []*Run, parts int) {
 	size := runReadMemory / max(1, len(runs)*parts)
 	size = min(max(size, 16<<10), 1<<20)
 	for _, r := range runs {
@@ -60,23 +60,24 @@ type runMark struct {
 
 const runMarkEvery = 256 << 10
 
-// runWriter writes a sorted run file, around the page cache (directio):
+// RunWriter writes a sorted run file, around the page cache (directio):
 // a run is read back once, soon, and the bytes cost the CPU less that way.
-type runWriter struct {
+type RunWriter struct {
 	w   *directio.Writer
-	rf  *runFile
+	rf  *Run
 	tmp [binary.MaxVarintLen64]byte
 }
 
-func createRun(path string) (*runWriter, error) {
+// CreateRun starts a run file at path; pairs must be added in key order.
+func CreateRun(path string) (*RunWriter, error) {
 	w, err := directio.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	return &runWriter{w: w, rf: &runFile{path: path}}, nil
+	return &RunWriter{w: w, rf: &Run{path: path}}, nil
 }
 
-func (r *runWriter) add(k, v []byte) error {
+func (r *RunWriter) Add(k, v []byte) error {
 	rf := r.rf
 	if len(rf.marks) == 0 || rf.Bytes-rf.marks[len(rf.marks)-1].off >= runMarkEvery {
 		rf.marks = append(rf.marks, runMark{off: rf.Bytes, key: bytes.Clone(k)})
@@ -95,10 +96,16 @@ func (r *runWriter) add(k, v []byte) error {
 	return nil
 }
 
-// close finishes the run; it is a temporary file, not made durable.
-func (r *runWriter) close() error { return r.w.Close() }
+// Close finishes the run; it is a temporary file, not made durable.
+func (r *RunWriter) Close() error { return r.w.Close() }
 
-func (rf *runFile) samples(n int) [][]byte {
+// Run is the run being written, readable once Close has returned.
+func (r *RunWriter) Run() *Run { return r.rf }
+
+// Path is the run's file, which the caller removes when done with it.
+func (rf *Run) Path() string { return rf.path }
+
+func (rf *Run) samples(n int) [][]byte {
 	var out [][]byte
 	for i := 1; i <= n && len(rf.marks) > 0; i++ {
 		out = append(out, rf.marks[i*(len(rf.marks)-1)/n].key)
@@ -107,7 +114,7 @@ func (rf *runFile) samples(n int) [][]byte {
 }
 
 // open reads the run's pairs in [lo, hi) (nil: no bound).
-func (rf *runFile) open(lo, hi []byte) (source, error) {
+func (rf *Run) open(lo, hi []byte) (cursor, error) {
 	if len(rf.marks) == 0 || (lo != nil && bytes.Compare(rf.last, lo) < 0) ||
 		(hi != nil && bytes.Compare(rf.marks[0].key, hi) >= 0) {
 		return &bufSource{}, nil
@@ -171,25 +178,25 @@ func (r *runReader) read() ([]byte, []byte, bool, error) {
 	// The buffers are reused: a pair is valid until the next call.
 	r.k = slices.Grow(r.k[:0], int(kl))[:kl]
 	if _, err := io.ReadFull(r.r, r.k); err != nil {
-		return nil, nil, false, fmt.Errorf("ddl: truncated run: %w", err)
+		return nil, nil, false, fmt.Errorf("extsort: truncated run: %w", err)
 	}
 	vl, err := binary.ReadUvarint(r.r)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("ddl: truncated run: %w", err)
+		return nil, nil, false, fmt.Errorf("extsort: truncated run: %w", err)
 	}
 	r.v = slices.Grow(r.v[:0], int(vl))[:vl]
 	if _, err := io.ReadFull(r.r, r.v); err != nil {
-		return nil, nil, false, fmt.Errorf("ddl: truncated run: %w", err)
+		return nil, nil, false, fmt.Errorf("extsort: truncated run: %w", err)
 	}
 	return r.k, r.v, true, nil
 }
 
 func (r *runReader) close() error { return r.f.Close() }
 
-// rangeSource is sorted data that can be read by key range: an in-memory
+// Source is sorted data that can be read by key range: an in-memory
 // buffer or a run file.
-type rangeSource interface {
-	open(lo, hi []byte) (source, error)
+type Source interface {
+	open(lo, hi []byte) (cursor, error)
 	// samples returns up to n of its keys, spread evenly.
 	samples(n int) [][]byte
 	// bounds returns its first and last keys; ok is false when empty.
@@ -206,25 +213,25 @@ func commonPrefix(a, b []byte) int {
 	return n
 }
 
-func (b *sortBuf) bounds() ([]byte, []byte, bool) {
+func (b *Buffer) bounds() ([]byte, []byte, bool) {
 	if len(b.ents) == 0 {
 		return nil, nil, false
 	}
 	return b.key(0), b.key(len(b.ents) - 1), true
 }
 
-func (rf *runFile) bounds() ([]byte, []byte, bool) {
+func (rf *Run) bounds() ([]byte, []byte, bool) {
 	if len(rf.marks) == 0 {
 		return nil, nil, false
 	}
 	return rf.marks[0].key, rf.last, true
 }
 
-func (b *sortBuf) open(lo, hi []byte) (source, error) { return b.source(lo, hi), nil }
+func (b *Buffer) open(lo, hi []byte) (cursor, error) { return b.source(lo, hi), nil }
 
 // splitKeys picks bounds that cut the union of srcs into about parts
 // ranges of similar size.
-func splitKeys(srcs []rangeSource, parts int) [][]byte {
+func splitKeys(srcs []Source, parts int) [][]byte {
 	if parts <= 1 {
 		return nil
 	}
@@ -244,11 +251,11 @@ func splitKeys(srcs []rangeSource, parts int) [][]byte {
 	return bounds
 }
 
-// mergeParallel merges srcs cut into key ranges (see splitKeys), one
+// MergeParallel merges srcs cut into key ranges (see splitKeys), one
 // goroutine per range writing to its own sink: the sinks' outputs are
 // sorted and do not overlap each other. A duplicate key always falls into
 // one range, so dup sees every duplicate.
-func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v []byte) error, dup func(k, v []byte) error) error {
+func MergeParallel(srcs []Source, parts int, sink func(part int) func(k, v []byte) error, dup func(k, v []byte) error) error {
 	bounds := splitKeys(srcs, parts)
 	// The prefix every key shares: that of the smallest and the largest.
 	var lo, hi []byte
@@ -276,7 +283,7 @@ func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v 
 		wg.Add(1)
 		go func(p int, lo, hi []byte) {
 			defer wg.Done()
-			var subs []source
+			var subs []cursor
 			defer func() {
 				for _, s := range subs {
 					s.close()
@@ -304,7 +311,7 @@ func mergeParallel(srcs []rangeSource, parts int, sink func(part int) func(k, v 
 
 type mergeItem struct {
 	pfx  uint64 // the 8 key bytes after the prefix all keys share
-	src  source
+	src  cursor
 	k, v []byte
 }
 
@@ -342,7 +349,7 @@ func (h mergeHeap) down(i int) {
 // first skip bytes with all others. Two equal keys are a duplicate of a
 // unique index (every other key carries its row's handle): dup is called
 // with the key and the second pair's value, and its error ends the merge.
-func merge(srcs []source, skip int, emit func(k, v []byte) error, dup func(k, v []byte) error) error {
+func merge(srcs []cursor, skip int, emit func(k, v []byte) error, dup func(k, v []byte) error) error {
 	var h mergeHeap
 	for _, s := range srcs {
 		k, v, ok, err := s.next()

@@ -1,4 +1,4 @@
-package ddl
+package extsort
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"unsafe"
 )
 
-// sortBuf holds one worker's entries of one index for a round. Keys and
+// Buffer holds one worker's entries of one index for a round. Keys and
 // values live in large arena chunks (millions of small allocations would
 // cost the garbage collector more than the build itself); each entry is a
 // fixed-size record whose first field is the 8 key bytes after the prefix
@@ -16,8 +16,8 @@ import (
 // one integer comparison and touch no key bytes.
 //
 // Chunks and records are allocated outside the Go heap (mapAnon) and must
-// be given back with free once nothing reads the buffer any more.
-type sortBuf struct {
+// be given back with Free once nothing reads the buffer any more.
+type Buffer struct {
 	skip    int // length of the prefix all keys share (the index prefix)
 	chunks  [][]byte
 	mapped  []bool // per chunk: from mapAnon (else from the Go heap)
@@ -38,10 +38,18 @@ const (
 	sortEntSize   = 24
 )
 
-func newSortBuf(skip int) *sortBuf { return &sortBuf{skip: skip} }
+// NewBuffer returns an empty buffer for keys that all share their first
+// skip bytes.
+func NewBuffer(skip int) *Buffer { return &Buffer{skip: skip} }
 
-// add copies an entry in and returns the memory it accounts for.
-func (b *sortBuf) add(k, v []byte) int64 {
+// Bytes is the memory the buffer's entries account for.
+func (b *Buffer) Bytes() int64 { return b.bytes }
+
+// Len is the number of entries.
+func (b *Buffer) Len() int { return len(b.ents) }
+
+// Add copies an entry in and returns the memory it accounts for.
+func (b *Buffer) Add(k, v []byte) int64 {
 	n := len(k) + len(v)
 	for b.cur < len(b.chunks) && len(b.chunks[b.cur])+n > cap(b.chunks[b.cur]) {
 		b.cur++
@@ -74,7 +82,7 @@ func offHeap(n int) (mem []byte, mapped bool) {
 
 // growEnts doubles the record array in a new mapping and unmaps the old
 // one right away, so growing never leaves garbage behind.
-func (b *sortBuf) growEnts() {
+func (b *Buffer) growEnts() {
 	n := max(1<<14, 2*cap(b.ents))
 	var ents []sortEnt
 	mem, mapped := offHeap(n * sortEntSize)
@@ -91,8 +99,8 @@ func (b *sortBuf) growEnts() {
 	b.ents, b.entsMem = ents, mem
 }
 
-// free unmaps the buffer's memory; the buffer must not be used again.
-func (b *sortBuf) free() {
+// Free unmaps the buffer's memory; the buffer must not be used again.
+func (b *Buffer) Free() {
 	for i, c := range b.chunks {
 		if b.mapped[i] {
 			unmapAnon(c[:cap(c)])
@@ -108,9 +116,9 @@ func (b *sortBuf) free() {
 var _ [unsafe.Sizeof(sortEnt{}) - sortEntSize]struct{}
 var _ [sortEntSize - unsafe.Sizeof(sortEnt{})]struct{}
 
-// reset empties the buffer and keeps its memory for the next round: the
+// Reset empties the buffer and keeps its memory for the next round: the
 // budget's worth of memory is allocated once per job, not once per round.
-func (b *sortBuf) reset() {
+func (b *Buffer) Reset() {
 	for i := range b.chunks {
 		b.chunks[i] = b.chunks[i][:0]
 	}
@@ -130,18 +138,18 @@ func keyPrefix(k []byte, skip int) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-func (b *sortBuf) key(i int) []byte {
+func (b *Buffer) key(i int) []byte {
 	e := &b.ents[i]
 	return b.chunks[e.chunk][e.off : e.off+e.klen : e.off+e.klen]
 }
 
-func (b *sortBuf) val(i int) []byte {
+func (b *Buffer) val(i int) []byte {
 	e := &b.ents[i]
 	start := e.off + e.klen
 	return b.chunks[e.chunk][start : start+e.vlen : start+e.vlen]
 }
 
-func (b *sortBuf) cmp(x, y *sortEnt) int {
+func (b *Buffer) cmp(x, y *sortEnt) int {
 	if x.pfx != y.pfx {
 		if x.pfx < y.pfx {
 			return -1
@@ -153,10 +161,10 @@ func (b *sortBuf) cmp(x, y *sortEnt) int {
 	return bytes.Compare(kx, ky)
 }
 
-// sort orders the buffer. pause, if not nil, is called every
+// Sort orders the buffer. pause, if not nil, is called every
 // sortPauseEvery comparisons: sorting a full buffer is tens of
 // milliseconds of CPU, which a paced build must be able to spread out.
-func (b *sortBuf) sort(pause func()) {
+func (b *Buffer) Sort(pause func()) {
 	n := 0
 	slices.SortFunc(b.ents, func(x, y sortEnt) int {
 		if n++; n == sortPauseEvery && pause != nil {
@@ -172,7 +180,7 @@ const sortPauseEvery = 1 << 14
 
 // search returns the position of the first entry not below key (the
 // buffer is sorted).
-func (b *sortBuf) search(key []byte) int {
+func (b *Buffer) search(key []byte) int {
 	if key == nil {
 		return len(b.ents)
 	}
@@ -180,7 +188,7 @@ func (b *sortBuf) search(key []byte) int {
 }
 
 // samples returns up to n keys spread evenly over the sorted buffer.
-func (b *sortBuf) samples(n int) [][]byte {
+func (b *Buffer) samples(n int) [][]byte {
 	var out [][]byte
 	for i := 1; i <= n && len(b.ents) > 0; i++ {
 		out = append(out, b.key(i*(len(b.ents)-1)/n))
@@ -190,11 +198,11 @@ func (b *sortBuf) samples(n int) [][]byte {
 
 // bufSource reads the entries of a sorted buffer in [lo, hi) (nil: no bound).
 type bufSource struct {
-	b        *sortBuf
+	b        *Buffer
 	pos, end int
 }
 
-func (b *sortBuf) source(lo, hi []byte) *bufSource {
+func (b *Buffer) source(lo, hi []byte) *bufSource {
 	s := &bufSource{b: b, end: len(b.ents)}
 	if lo != nil {
 		s.pos = b.search(lo)

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package ddl
+package extsort
 
 import "golang.org/x/sys/unix"
 
