@@ -30,35 +30,6 @@ import (
 	"github.com/reorgdb/reorgdb/kv"
 )
 
-// IndexState is where an index is in the online schema-change protocol.
-// DML consults it: delete-only indexes take deletes only, write-only and
-// later take every write, and only public indexes serve queries.
-type IndexState uint8
-
-const (
-	StateAbsent IndexState = iota
-	StateDeleteOnly
-	StateWriteOnly
-	StateWriteReorg
-	StatePublic
-)
-
-func (s IndexState) String() string {
-	switch s {
-	case StateAbsent:
-		return "none"
-	case StateDeleteOnly:
-		return "delete only"
-	case StateWriteOnly:
-		return "write only"
-	case StateWriteReorg:
-		return "write reorganization"
-	case StatePublic:
-		return "public"
-	}
-	return fmt.Sprintf("state(%d)", uint8(s))
-}
-
 // Column is a table column. Type and Default hold SQL text so that this
 // layer stays independent of the SQL engine that interprets them.
 type Column struct {
@@ -106,7 +77,8 @@ type Index struct {
 	// ChangeLogID, while an ingest build fills the index, is the ID of a
 	// key range where DML records the handles of the rows it changes
 	// instead of writing the index's entries (see package ddl). With
-	// Merging set, DML writes the index's entries itself again.
+	// Merging set, DML writes the index's entries itself again. What DML
+	// does in each state and build phase is Index.DML (indexstate.go).
 	ChangeLogID int64 `json:"change_log_id,omitempty"`
 	Merging     bool  `json:"merging,omitempty"`
 }

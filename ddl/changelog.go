@@ -133,7 +133,7 @@ func (m *Manager) merging(j *Job) bool {
 		return false
 	}
 	for _, spec := range j.Indexes {
-		if _, ix := findIndex(t, spec.ID); ix != nil && ix.Merging {
+		if _, ix := findIndex(t, spec.ID); ix != nil && ix.Build() == catalog.BuildMerging {
 			return true
 		}
 	}

@@ -90,7 +90,7 @@ func (ent *indexEntry) entryKey() []byte {
 }
 
 // dmlEntries is entries as DML applies them. For an index an ingest build
-// is filling (catalog.Index.ChangeLogID set, not yet merging), DML records
+// is filling (catalog.BuildLogging: the rule's Log), DML records
 // the row's handle in the change log instead of writing the entry: the
 // index's own key range stays untouched until the build's sstables are in
 // (so that they go to the bottom of the LSM), and the build then brings
@@ -102,7 +102,7 @@ func (e *editor) dmlEntries(row gms.Row, h int64, want func(*indexMeta) bool, st
 	}
 	for i := range ents {
 		def := ents[i].ix.def
-		if def == nil || def.ChangeLogID == 0 || def.Merging {
+		if def == nil || !def.DML().Log {
 			continue
 		}
 		ent := &ents[i]
@@ -312,7 +312,7 @@ func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h in
 	// ddl/changelog.go): only a row that still has the key is a duplicate.
 	// The entry is then this row's to take, and the merge, which deletes
 	// a snapshot entry only while it points at its own row, leaves it.
-	merging := ent.ix.def != nil && ent.ix.def.ChangeLogID != 0
+	merging := ent.ix.dml().StaleEntries
 	rec, found, err := e.tx.LockedRead(ctx, codec.RecordKey(m.def.ID, other))
 	if err != nil {
 		return err

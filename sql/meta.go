@@ -246,11 +246,23 @@ func (ix *indexMeta) state() catalog.IndexState {
 	return ix.def.State
 }
 
-// writable reports whether DML must add entries to the index.
-func (ix *indexMeta) writable() bool { return ix.state() >= catalog.StateWriteOnly }
+// dml is the index-state protocol's rule for the index (catalog.Index.DML);
+// the handle index is always public.
+func (ix *indexMeta) dml() catalog.DMLRule {
+	if ix.def == nil {
+		return handleIndexRule
+	}
+	return ix.def.DML()
+}
 
-// deletable reports whether DML must remove entries from the index.
-func (ix *indexMeta) deletable() bool { return ix.state() >= catalog.StateDeleteOnly }
+var handleIndexRule = (&catalog.Index{State: catalog.StatePublic}).DML()
+
+// writable reports whether DML must add entries to the index (or log them).
+func (ix *indexMeta) writable() bool { return ix.dml().Add }
+
+// deletable reports whether DML must remove entries from the index (or log
+// them).
+func (ix *indexMeta) deletable() bool { return ix.dml().Remove }
 
 // keyValues extracts the index's key values from a row; sk is keyValue's
 // scratch for sort keys (nil: fresh memory, for values that are kept).
