@@ -2,7 +2,6 @@ package ddl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -268,31 +267,10 @@ func (m *Manager) runAddColumn(ctx context.Context, id int64) error {
 		if j.CancelRequested && j.SchemaState == catalog.StateAbsent {
 			return m.endCancelled(id)
 		}
-		if j.State == JobQueueing {
-			m.update(id, func(j *Job) { j.State, j.Start = JobRunning, time.Now() })
-		}
+		m.markRunning(id, j)
 		var err error
 		if j.SchemaState == catalog.StateAbsent {
-			err = m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
-				if t == nil {
-					return errNoTable(j)
-				}
-				if len(j.Columns) != 1 {
-					return &Error{Code: 1105, Msg: fmt.Sprintf("%s job with %d columns", j.Type, len(j.Columns))}
-				}
-				change := AddColumnTo
-				switch j.Type {
-				case JobModifyColumn:
-					change = modifyInPlace
-				case JobDropColumn:
-					change = dropInstant
-				}
-				if err := change(t, j.Columns[0]); err != nil {
-					return err
-				}
-				j.SchemaState, j.State, j.End = catalog.StatePublic, JobDone, time.Now()
-				return nil
-			})
+			err = m.step(ctx, id, changeColumnInstantly)
 		}
 		if j, _ = m.snapshot(id); j.SchemaState == catalog.StatePublic {
 			// Published together with the job's end; whether the wait on
@@ -303,19 +281,31 @@ func (m *Manager) runAddColumn(ctx context.Context, id int64) error {
 			m.finish(id)
 			return nil
 		}
-		if err == nil || errors.Is(err, errCancelRequested) {
-			continue
-		}
-		if ctx.Err() != nil || errors.Is(err, errKilled) {
-			return err
-		}
-		if !isRetryable(err) {
-			m.fail(id, err) // nothing changed
-			continue
-		}
-		m.log.Warn("DDL job retries", "job", id, "err", err)
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+		if err := m.retryStep(ctx, id, err, true); err != nil {
 			return err
 		}
 	}
+}
+
+// changeColumnInstantly makes the job's column change in the table
+// definition alone, and ends the job in the same schema version.
+func changeColumnInstantly(_ *catalog.Change, t *catalog.Table, j *Job) error {
+	if t == nil {
+		return errNoTable(j)
+	}
+	if len(j.Columns) != 1 {
+		return &Error{Code: 1105, Msg: fmt.Sprintf("%s job with %d columns", j.Type, len(j.Columns))}
+	}
+	change := AddColumnTo
+	switch j.Type {
+	case JobModifyColumn:
+		change = modifyInPlace
+	case JobDropColumn:
+		change = dropInstant
+	}
+	if err := change(t, j.Columns[0]); err != nil {
+		return err
+	}
+	j.SchemaState, j.State, j.End = catalog.StatePublic, JobDone, time.Now()
+	return nil
 }

@@ -201,45 +201,30 @@ func loggedRows(txn *kv.Txn, from, end []byte) ([]loggedRow, error) {
 }
 
 // mergeRow brings row h's entries in index id from what they were at the
-// ingest snapshot snap to what the row's newest version calls for.
+// ingest snapshot snap to what the row's newest version calls for: the
+// snapshot's entries the row no longer has are deleted, and its current
+// entries are written.
 func (m *Manager) mergeRow(ctx context.Context, txn, snap *kv.Txn, j *Job, t *catalog.Table, id int64, h int64, wait bool) error {
-	ids := []int64{id}
 	key := codec.RecordKey(j.TableID, h)
-	var old, cur []Entry
-	if v, found, err := snap.Get(key); err != nil {
+	old, err := m.rowEntries(j, t, id, h, func() ([]byte, bool, error) { return snap.Get(key) })
+	if err != nil {
 		return err
-	} else if found {
-		if old, err = m.indexer.Entries(j.DBName, t, ids, h, v); err != nil {
-			return err
-		}
 	}
-	if v, found, err := lockLatest(ctx, txn, key, wait); err != nil {
+	cur, err := m.rowEntries(j, t, id, h, func() ([]byte, bool, error) { return lockLatest(ctx, txn, key, wait) })
+	if err != nil {
 		return err
-	} else if found {
-		if cur, err = m.indexer.Entries(j.DBName, t, ids, h, v); err != nil {
-			return err
-		}
 	}
 	for _, e := range old {
 		if hasEntry(cur, e.Key) {
 			continue
 		}
-		if e.Unique {
-			v, found, err := lockLatest(ctx, txn, e.Key, false)
-			if err != nil {
-				return err
-			}
-			if other, derr := codec.DecodeHandle(v); !found || derr != nil || other != h {
-				continue // gone, or another row's now
-			}
-		}
-		if err := txn.Delete(e.Key); err != nil {
+		if err := deleteOwnEntry(ctx, txn, e, h); err != nil {
 			return err
 		}
 	}
-	// A unique entry another row holds is written over all the same:
-	// if that row still has the value, validation finds the duplicate.
 	for _, e := range cur {
+		// A unique entry another row holds is written over all the same:
+		// if that row still has the value, validation finds the duplicate.
 		if e.Unique {
 			if _, _, err := lockLatest(ctx, txn, e.Key, false); err != nil {
 				return err
@@ -250,6 +235,31 @@ func (m *Manager) mergeRow(ctx context.Context, txn, snap *kv.Txn, j *Job, t *ca
 		}
 	}
 	return nil
+}
+
+// rowEntries is the entries in index id of the version of row h that read
+// returns; none if the row is absent there.
+func (m *Manager) rowEntries(j *Job, t *catalog.Table, id, h int64, read func() ([]byte, bool, error)) ([]Entry, error) {
+	v, found, err := read()
+	if err != nil || !found {
+		return nil, err
+	}
+	return m.indexer.Entries(j.DBName, t, []int64{id}, h, v)
+}
+
+// deleteOwnEntry deletes an entry row h no longer has; a unique one only
+// while it still points at h, since it may be another row's by now.
+func deleteOwnEntry(ctx context.Context, txn *kv.Txn, e Entry, h int64) error {
+	if e.Unique {
+		v, found, err := lockLatest(ctx, txn, e.Key, false)
+		if err != nil {
+			return err
+		}
+		if other, derr := codec.DecodeHandle(v); !found || derr != nil || other != h {
+			return nil
+		}
+	}
+	return txn.Delete(e.Key)
 }
 
 func hasEntry(ents []Entry, key []byte) bool {

@@ -39,60 +39,89 @@ func (m *Manager) runDropIndex(ctx context.Context, id int64) error {
 		}
 		if _, ok := m.cat.Current().TableByID(j.TableID); !ok {
 			// The table is gone, and its indexes with it.
-			m.update(id, func(j *Job) { j.State, j.End, j.SchemaState = JobDone, time.Now(), catalog.StateAbsent })
-			if err := m.persist(id); err != nil {
-				return err
-			}
-			m.finish(id)
-			return nil
+			return m.end(id, func(j *Job) { j.SchemaState = catalog.StateAbsent })
 		}
-		if j.State == JobQueueing {
-			m.update(id, func(j *Job) { j.State, j.Start = JobRunning, time.Now() })
+		m.markRunning(id, j)
+		if err == nil {
+			err = m.dropIndexStep(ctx, id, j)
 		}
-		switch {
-		case err != nil:
-		case j.SchemaState == catalog.StatePublic && j.Type == JobDropColumn:
-			err = m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
-				if t == nil {
-					return errNoTable(j)
-				}
-				if err := sameIndexes(t, j); err != nil {
-					return err
-				}
-				return setIndexStates(t, j, catalog.StateWriteOnly)
-			})
-		case j.SchemaState == catalog.StatePublic:
-			err = m.setIndexState(ctx, id, catalog.StateWriteOnly)
-		case j.SchemaState == catalog.StateWriteOnly:
-			err = m.setIndexState(ctx, id, catalog.StateDeleteOnly)
-		case j.SchemaState == catalog.StateDeleteOnly:
-			err = m.removeIndexes(ctx, id)
-		default:
-			// Absent in every live schema version, and index IDs are
-			// never reused: the entries go at once, outside MVCC.
-			if err = m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.ID }); err == nil {
-				m.update(id, func(j *Job) { j.State, j.End = JobDone, time.Now() })
-				if err = m.persist(id); err == nil {
-					m.finish(id)
-				}
-			}
-		}
-		if err == nil || errors.Is(err, errCancelRequested) {
-			continue
-		}
-		if ctx.Err() != nil || errors.Is(err, errKilled) {
-			return err
-		}
-		if j.SchemaState == catalog.StatePublic && !isRetryable(err) {
-			m.fail(id, err) // nothing changed yet
-			continue
-		}
-		// Half-way, the only way is forward.
-		m.log.Warn("DDL job retries", "job", id, "err", err)
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+		// Until the first step nothing has changed; half-way, the only
+		// way is forward.
+		if err := m.retryStep(ctx, id, err, j.SchemaState == catalog.StatePublic); err != nil {
 			return err
 		}
 	}
+}
+
+// dropIndexStep takes a DROP INDEX (or the drop of a DROP COLUMN's
+// indexes) from its state to the next.
+func (m *Manager) dropIndexStep(ctx context.Context, id int64, j *Job) error {
+	switch {
+	case j.SchemaState == catalog.StatePublic && j.Type == JobDropColumn:
+		return m.step(ctx, id, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
+			if t == nil {
+				return errNoTable(j)
+			}
+			if err := sameIndexes(t, j); err != nil {
+				return err
+			}
+			return setIndexStates(t, j, catalog.StateWriteOnly)
+		})
+	case j.SchemaState == catalog.StatePublic:
+		return m.setIndexState(ctx, id, catalog.StateWriteOnly)
+	case j.SchemaState == catalog.StateWriteOnly:
+		return m.setIndexState(ctx, id, catalog.StateDeleteOnly)
+	case j.SchemaState == catalog.StateDeleteOnly:
+		return m.removeIndexes(ctx, id)
+	}
+	// Absent in every live schema version, and index IDs are never
+	// reused: the entries go at once, outside MVCC.
+	if err := m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.ID }); err != nil {
+		return err
+	}
+	return m.end(id, nil)
+}
+
+// markRunning moves a queued job to running as it takes its first step.
+func (m *Manager) markRunning(id int64, j *Job) {
+	if j.State == JobQueueing {
+		m.update(id, func(j *Job) { j.State, j.Start = JobRunning, time.Now() })
+	}
+}
+
+// end records that a job is done, after fn's last changes to it.
+func (m *Manager) end(id int64, fn func(j *Job)) error {
+	m.update(id, func(j *Job) {
+		j.State, j.End = JobDone, time.Now()
+		if fn != nil {
+			fn(j)
+		}
+	})
+	if err := m.persist(id); err != nil {
+		return err
+	}
+	m.finish(id)
+	return nil
+}
+
+// retryStep decides what the failure of a step of a job that does not
+// roll back (DROP INDEX, instant column changes) leads to. The runner
+// stops (non-nil) when the server stops or a test kills the job; it looks
+// at the job again after a cancel request; a job that has changed
+// nothing yet (canFail) fails on anything but a write conflict; anything
+// else is retried after a pause.
+func (m *Manager) retryStep(ctx context.Context, id int64, err error, canFail bool) error {
+	switch {
+	case err == nil, errors.Is(err, errCancelRequested):
+		return nil
+	case ctx.Err() != nil, errors.Is(err, errKilled):
+		return err
+	case canFail && !isRetryable(err):
+		m.fail(id, err)
+		return nil
+	}
+	m.log.Warn("DDL job retries", "job", id, "err", err)
+	return sleepCtx(ctx, 100*time.Millisecond)
 }
 
 // endCancelled ends a job cancelled before it changed anything.

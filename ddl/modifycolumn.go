@@ -93,63 +93,7 @@ func (j *Job) isReorg() bool {
 
 // runModifyColumn drives a MODIFY COLUMN reorganisation to its end.
 func (m *Manager) runModifyColumn(ctx context.Context, id int64) error {
-	for {
-		j, _ := m.snapshot(id)
-		if j.State.Finished() {
-			m.finish(id)
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if j.CancelRequested && j.State != JobRollingBack && j.SchemaState != catalog.StatePublic {
-			if err := m.startRollback(ctx, id, ErrCancelled); err != nil {
-				return err
-			}
-			continue
-		}
-		if j.State == JobRollingBack {
-			return m.rollbackModify(ctx, id)
-		}
-		if paused, err := m.holdPaused(ctx, j); paused || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		err := m.stall(ctx, id, stateName(j.SchemaState))
-		if err == nil {
-			err = m.modifyStep(ctx, j)
-		}
-		if err != nil {
-			if err := m.modifyFailed(ctx, id, err); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// modifyFailed acts on a step's failure: retry it, fail or roll back the
-// job, or stop the run (a non-nil return) when the manager stops.
-func (m *Manager) modifyFailed(ctx context.Context, id int64, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, errKilled):
-		return err
-	case errors.Is(err, errPaused), errors.Is(err, errCancelRequested):
-		return nil
-	}
-	cur, _ := m.snapshot(id)
-	switch {
-	case isRetryable(err) || cur.SchemaState == catalog.StatePublic:
-		// Past the swap the job only goes forward.
-		return sleepCtx(ctx, 10*time.Millisecond)
-	case cur.SchemaState == catalog.StateAbsent:
-		m.fail(id, err) // nothing was written
-		return nil
-	}
-	return m.startRollback(ctx, id, err)
+	return m.drive(ctx, id, m.modifyStep, m.rollbackModify)
 }
 
 // modifyStep takes the job one schema state further.

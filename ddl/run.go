@@ -196,6 +196,16 @@ func (m *Manager) holdPaused(ctx context.Context, j *Job) (bool, error) {
 // runAddIndex drives an ADD INDEX through its schema states until it is
 // done, rolled back, or the server stops.
 func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
+	return m.drive(ctx, id, m.addIndexStep, m.rollback)
+}
+
+// drive runs a job that rolls back on failure (ADD INDEX, a MODIFY or DROP
+// COLUMN that rewrites rows) until it ends: step takes it from its schema
+// state to the next, rollback undoes it. Before each step a cancel
+// request starts the rollback, unless the job is public (its definitions
+// are in use: too late to cancel), and a paused job waits; a failed step
+// is handled by afterStepError.
+func (m *Manager) drive(ctx context.Context, id int64, step func(context.Context, *Job) error, rollback func(context.Context, int64) error) error {
 	for {
 		j, _ := m.snapshot(id)
 		if j.State.Finished() {
@@ -205,7 +215,6 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// Once public, the indexes are in use: too late to cancel.
 		if j.CancelRequested && j.State != JobRollingBack && j.SchemaState != catalog.StatePublic {
 			if err := m.startRollback(ctx, id, ErrCancelled); err != nil {
 				return err
@@ -213,7 +222,7 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 			continue
 		}
 		if j.State == JobRollingBack {
-			return m.rollback(ctx, id)
+			return rollback(ctx, id)
 		}
 		paused, err := m.holdPaused(ctx, j)
 		if err != nil {
@@ -224,27 +233,48 @@ func (m *Manager) runAddIndex(ctx context.Context, id int64) error {
 		}
 		err = m.stall(ctx, id, stateName(j.SchemaState))
 		if err == nil {
-			err = m.addIndexStep(ctx, id, j)
+			err = step(ctx, j)
 		}
 		if err != nil {
-			if err := m.afterAddIndexError(ctx, id, err); err != nil {
+			if err := m.afterStepError(ctx, id, err); err != nil {
 				return err
 			}
 		}
 	}
 }
 
+// afterStepError decides what a failed step leads to. The runner stops
+// (non-nil) when the server stops or a test kills the job; after a pause
+// or cancel request it looks at the job again; a write conflict is
+// retried, and so is any failure once the job is public (it only goes
+// forward from there); a job that has written nothing fails as it stands;
+// anything else rolls the job back.
+func (m *Manager) afterStepError(ctx context.Context, id int64, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, errKilled):
+		return err
+	case errors.Is(err, errPaused), errors.Is(err, errCancelRequested):
+		return nil
+	}
+	cur, _ := m.snapshot(id)
+	switch {
+	case isRetryable(err) || cur.SchemaState == catalog.StatePublic:
+		return sleepCtx(ctx, 10*time.Millisecond)
+	case cur.SchemaState == catalog.StateAbsent:
+		m.fail(id, err)
+		return nil
+	}
+	return m.startRollback(ctx, id, err)
+}
+
 // addIndexStep takes an ADD INDEX from its schema state to the next.
-func (m *Manager) addIndexStep(ctx context.Context, id int64, j *Job) error {
+func (m *Manager) addIndexStep(ctx context.Context, j *Job) error {
+	id := j.ID
 	switch j.SchemaState {
 	case catalog.StateAbsent:
-		err := m.step(ctx, id, m.addIndexDefinitions)
-		if err != nil && !isRetryable(err) && !errors.Is(err, errCancelRequested) && ctx.Err() == nil {
-			// Nothing was written: the job fails as it stands.
-			m.fail(id, err)
-			return nil
-		}
-		return err
+		return m.step(ctx, id, m.addIndexDefinitions)
 	case catalog.StateDeleteOnly:
 		return m.setIndexState(ctx, id, catalog.StateWriteOnly)
 	case catalog.StateWriteOnly:
@@ -319,27 +349,6 @@ func (m *Manager) fillIndexes(ctx context.Context, id int64, j *Job) error {
 		return err
 	}
 	return m.mergeChangeLogs(ctx, id)
-}
-
-// afterAddIndexError decides what a failed step leads to. The runner
-// stops (non-nil) when the server stops or a test kills the job; after a
-// pause or cancel request it looks at the job again; a write conflict is
-// retried, and so is any failure once the indexes are public, since they
-// are in use and it is too late to roll back; anything else rolls the job
-// back.
-func (m *Manager) afterAddIndexError(ctx context.Context, id int64, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, errKilled):
-		return err
-	case errors.Is(err, errPaused), errors.Is(err, errCancelRequested):
-		return nil
-	}
-	if cur, _ := m.snapshot(id); isRetryable(err) || cur.SchemaState == catalog.StatePublic {
-		return sleepCtx(ctx, 10*time.Millisecond)
-	}
-	return m.startRollback(ctx, id, err)
 }
 
 var (
