@@ -76,6 +76,7 @@ var collationCases = []struct {
 	{"utf8mb4_0900_ai_ci", true, false, true, ""},
 	{"utf8mb4_general_ci", true, true, true, ""},
 	{"utf8mb4_unicode_ci", true, true, true, ""},
+	{"utf8mb4_unicode_520_ci", true, true, true, ""},
 	{"utf8mb4_bin", false, true, false, ""},
 	{"utf8mb4_0900_bin", false, false, false, ""},
 	{"latin1_swedish_ci", true, true, true, "CHARACTER SET latin1 "},

@@ -16,7 +16,8 @@
 //
 // The weights are go-mysql-server's: one weight per code point
 // (CollationID.Sorter), with no expansions or contractions, so ß and ss
-// differ under utf8mb4_unicode_ci and utf8mb4_0900_ai_ci, unlike MySQL. Keys
+// differ under utf8mb4_unicode_ci, utf8mb4_unicode_520_ci and
+// utf8mb4_0900_ai_ci, unlike MySQL. Keys
 // are stored in indexes: a change of those weights (a go-mysql-server
 // upgrade) changes the keys, which TestWeightsPinned catches.
 package collate
@@ -41,9 +42,12 @@ var indexable = map[gms.CollationID]bool{
 	gms.Collation_utf8mb4_unicode_ci: true,
 	gms.Collation_utf8mb3_general_ci: true,
 	gms.Collation_utf8mb3_unicode_ci: true,
-	gms.Collation_latin1_swedish_ci:  true,
-	gms.Collation_latin1_general_ci:  true,
-	gms.Collation_ascii_general_ci:   true,
+	// WordPress's default since MySQL 5.6, single weights like unicode_ci.
+	gms.Collation_utf8mb4_unicode_520_ci: true,
+	gms.Collation_utf8mb3_unicode_520_ci: true,
+	gms.Collation_latin1_swedish_ci:      true,
+	gms.Collation_latin1_general_ci:      true,
+	gms.Collation_ascii_general_ci:       true,
 }
 
 // Indexable reports whether Key implements collation c.

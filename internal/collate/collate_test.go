@@ -100,7 +100,8 @@ func TestKeyOrderProperty(t *testing.T) {
 	}
 	colls := append(append([]gms.CollationID(nil), six...),
 		gms.Collation_utf8mb3_general_ci, gms.Collation_utf8mb3_unicode_ci, gms.Collation_latin1_general_ci,
-		gms.Collation_latin1_bin, gms.Collation_utf8mb3_bin)
+		gms.Collation_latin1_bin, gms.Collation_utf8mb3_bin,
+		gms.Collation_utf8mb4_unicode_520_ci, gms.Collation_utf8mb3_unicode_520_ci)
 	for _, c := range colls {
 		if !Indexable(c) {
 			t.Fatalf("%s is not indexable", c.Name())
@@ -258,17 +259,19 @@ func TestWeightsPinned(t *testing.T) {
 // pinnedWeights: the first 8 bytes of SHA-256 over the big-endian weights
 // of U+0000..U+10FFFF, as go-mysql-server v0.20.0 gives them.
 var pinnedWeights = map[string]string{
-	"ascii_bin":          "526fc47078861b6d",
-	"ascii_general_ci":   "d007fce1cec57dc1",
-	"latin1_bin":         "8ac6a5b400475a5d",
-	"latin1_general_ci":  "022a4d1b4787b485",
-	"latin1_swedish_ci":  "ea79f1d2d2dd9d63",
-	"utf8mb3_bin":        "ecb35d22fef0d9a3",
-	"utf8mb3_general_ci": "1e2096acd2e407fa",
-	"utf8mb3_unicode_ci": "1c26878ecdf7605f",
-	"utf8mb4_0900_ai_ci": "c521ea1b9ee554a4",
-	"utf8mb4_general_ci": "ddf678c6862cddef",
-	"utf8mb4_unicode_ci": "20d5791a3764f4b8",
+	"ascii_bin":              "526fc47078861b6d",
+	"ascii_general_ci":       "d007fce1cec57dc1",
+	"latin1_bin":             "8ac6a5b400475a5d",
+	"latin1_general_ci":      "022a4d1b4787b485",
+	"latin1_swedish_ci":      "ea79f1d2d2dd9d63",
+	"utf8mb3_bin":            "ecb35d22fef0d9a3",
+	"utf8mb3_general_ci":     "1e2096acd2e407fa",
+	"utf8mb3_unicode_ci":     "1c26878ecdf7605f",
+	"utf8mb4_0900_ai_ci":     "c521ea1b9ee554a4",
+	"utf8mb4_general_ci":     "ddf678c6862cddef",
+	"utf8mb4_unicode_ci":     "20d5791a3764f4b8",
+	"utf8mb4_unicode_520_ci": "2cf3a9eaba26fb45",
+	"utf8mb3_unicode_520_ci": "e00edb64311c21aa",
 }
 
 // TestUTF8MB4BinIsCodePointOrder backs Key's shortcut for utf8mb4_bin:
