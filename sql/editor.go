@@ -643,8 +643,13 @@ func (t *Table) Truncate(ctx *gms.Context) (int, error) {
 	return n, nil
 }
 
-// PeekNextAutoIncrementValue implements sql.AutoIncrementGetter.
+// PeekNextAutoIncrementValue implements sql.AutoIncrementGetter. A table
+// without an AUTO_INCREMENT column has no next value, as in MySQL (SHOW
+// CREATE TABLE shows none), even if one had it before.
 func (t *Table) PeekNextAutoIncrementValue(*gms.Context) (uint64, error) {
+	if t.m.autoPos < 0 {
+		return 0, gms.ErrNoAutoIncrementCol
+	}
 	return t.db.e.cat.PeekNext(t.m.def.ID, catalog.AutoIncrement)
 }
 

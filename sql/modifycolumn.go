@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/vitess/go/vt/proto/query"
 
 	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/ddl"
 )
 
@@ -101,6 +102,12 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 	if col.PrimaryKey && !inPK {
 		return notInstant("ALTER TABLE ... MODIFY COLUMN ... PRIMARY KEY (changing the primary key)")
 	}
+	addAuto := col.AutoIncrement && !old.AutoIncrement
+	if addAuto {
+		if err := canBeAutoIncrement(cur, old, col); err != nil {
+			return err
+		}
+	}
 	i := t.m.schema.IndexOfColName(name)
 	submit, reorg := e.DDL.SubmitModifyColumn, false
 	if err := instantChange(cur, old, t.m.schema[i], col); err != nil {
@@ -114,7 +121,7 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 	}
 	c := catalog.Column{
 		Name: col.Name, Type: col.Type.String(), Nullable: col.Nullable, Comment: col.Comment,
-		AutoIncrement: old.AutoIncrement, Generated: old.Generated, Virtual: old.Virtual,
+		AutoIncrement: col.AutoIncrement, Generated: old.Generated, Virtual: old.Virtual,
 	}
 	if col.Default != nil {
 		if !col.Default.IsLiteral() {
@@ -147,9 +154,100 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 			// place; its changes are applied at once, not as jobs.
 			return notInstant("changing the type of a column of a temporary table (%s)", old.Name)
 		}
-		return t.alterTemp(ctx, scratch)
+		return t.withAutoBase(ctx, addAuto, old, func() error { return t.alterTemp(ctx, scratch) })
 	}
-	return t.runColumnJob(ctx, submit, spec)
+	return t.withAutoBase(ctx, addAuto, old, func() error { return t.runColumnJob(ctx, submit, spec) })
+}
+
+// canBeAutoIncrement checks, as MySQL does, that column old may become
+// col, an AUTO_INCREMENT column: an integer, the table's only such column,
+// and the first column of an index.
+func canBeAutoIncrement(def *catalog.Table, old *catalog.Column, col *gms.Column) error {
+	if !types.IsInteger(col.Type) {
+		return mysql.NewSQLError(mysql.ERWrongFieldSpec, "42000", "Incorrect column specifier for column '%s'", col.Name)
+	}
+	keyed := old.ID == def.HandleColumn || len(def.PKColumns) > 0 && def.PKColumns[0] == old.ID
+	for _, ix := range def.Indexes {
+		keyed = keyed || ix.State == catalog.StatePublic && len(ix.Columns) > 0 && ix.Columns[0].ColumnID == old.ID
+	}
+	for _, c := range def.Columns {
+		if c.AutoIncrement && c.ID != old.ID || !keyed {
+			return mysql.NewSQLError(mysql.ERWrongAutoKey, "42000", "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+		}
+	}
+	return nil
+}
+
+// withAutoBase runs change, a MODIFY COLUMN that gives column old
+// AUTO_INCREMENT when addAuto, and then moves the table's counter past
+// every value the column holds, so that the first generated value is
+// MySQL's (the largest plus one). The counter is moved before the change
+// too: between the change's publication and the second move, inserts that
+// take generated values start above every value that existed before it.
+// A row that holds 0 is refused: MySQL would renumber it.
+func (t *Table) withAutoBase(ctx *gms.Context, addAuto bool, old *catalog.Column, change func() error) error {
+	if !addAuto {
+		return change()
+	}
+	if err := t.rebaseAuto(ctx, old); err != nil {
+		return err
+	}
+	if err := change(); err != nil {
+		return err
+	}
+	return t.rebaseAuto(ctx, old)
+}
+
+// rebaseAuto moves the AUTO_INCREMENT counter past the largest value of
+// column old in the table's newest committed rows.
+func (t *Table) rebaseAuto(ctx *gms.Context, old *catalog.Column) error {
+	e := t.db.e
+	cur, ok := t.latestDef(ctx)
+	if !ok {
+		return gms.ErrTableNotFound.New(t.m.def.Name)
+	}
+	m, err := buildMeta(t.m.dbName, cur)
+	if err != nil {
+		return err
+	}
+	pos := -1
+	for i, c := range cur.Columns {
+		if c.ID == old.ID {
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return gms.ErrTableColumnNotFound.New(t.m.def.Name, old.Name)
+	}
+	txn := e.store.Begin()
+	defer txn.Rollback()
+	tbl := &Table{m: m}
+	prefix := codec.RecordPrefix(cur.ID)
+	it := txn.NewIter(prefix, codec.PrefixEnd(prefix), false)
+	defer it.Close()
+	var top uint64
+	for ; it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		_, h, err := codec.DecodeRecordKey(it.Key())
+		if err != nil {
+			return err
+		}
+		row, err := tbl.decodeRow(h, it.Value(), true)
+		if err != nil {
+			return err
+		}
+		n, positive := autoValue(row[pos])
+		if n == 0 && !positive {
+			return notInstant("ALTER TABLE ... MODIFY COLUMN ... AUTO_INCREMENT of column %s, which holds 0 or NULL in some rows (MySQL would renumber them)", old.Name)
+		}
+		top = max(top, n)
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	return e.cat.Rebase(cur.ID, catalog.AutoIncrement, top)
 }
 
 // explicitNull reports whether the MODIFY / CHANGE clause of column name
@@ -220,8 +318,6 @@ func instantChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column
 		return notInstant("ALTER TABLE ... MODIFY COLUMN that needs the table rebuilt: " + fmt.Sprintf(reason, args...))
 	}
 	switch {
-	case col.AutoIncrement != old.AutoIncrement:
-		return refuse("changing AUTO_INCREMENT of column %s would need every row checked", old.Name)
 	case col.Generated != nil || old.Generated != "":
 		return refuse("column %s is or would be generated; its values would have to be computed for every row", old.Name)
 	case !col.Nullable && old.Nullable:
@@ -319,4 +415,35 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 	return t.runColumnJob(ctx, func(db, table string, tableID int64, query string, spec ddl.ColumnSpec) (int64, error) {
 		return e.DDL.SubmitDropColumn(db, table, tableID, query, spec, ixs, rebuild)
 	}, spec)
+}
+
+// autoValue is an integer column's value as the AUTO_INCREMENT counter
+// sees it: n for a positive value; 0 and positive for a negative one,
+// which the counter ignores; 0 and not positive for 0 or NULL.
+func autoValue(v any) (n uint64, positive bool) {
+	var i int64
+	switch x := v.(type) {
+	case uint8:
+		return uint64(x), x > 0
+	case uint16:
+		return uint64(x), x > 0
+	case uint32:
+		return uint64(x), x > 0
+	case uint64:
+		return x, x > 0
+	case int8:
+		i = int64(x)
+	case int16:
+		i = int64(x)
+	case int32:
+		i = int64(x)
+	case int64:
+		i = x
+	default:
+		return 0, false
+	}
+	if i < 0 {
+		return 0, true
+	}
+	return uint64(i), i > 0
 }
