@@ -311,7 +311,7 @@ func newIndexDef(t *catalog.Table, name string, cols []gms.IndexColumn, unique b
 		}
 		if ok, coll := collationIndexable(typ); !ok {
 			return nil, mysql.NewSQLError(mysql.ERNotSupportedYet, "42000",
-				"This version of ReorgDB doesn't yet support 'index on column %s with collation %s'; indexable collations: binary, *_bin, utf8mb4_0900_ai_ci, utf8mb4_general_ci, utf8mb4_unicode_ci, latin1_swedish_ci (docs/collations.md)", c.Name, coll)
+				"This version of ReorgDB doesn't yet support 'index on column %s with collation %s'; indexable collations: binary, *_bin, utf8mb4_0900_ai_ci, utf8mb4_general_ci, utf8mb4_unicode_ci, utf8mb4_unicode_520_ci, latin1_swedish_ci (docs/collations.md)", c.Name, coll)
 		}
 		width, isText := typeKeyWidth(typ)
 		if ic.Length > 0 {
