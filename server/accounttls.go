@@ -234,6 +234,10 @@ func (h *handler) accountTLSBefore(c *mysql.Conn, query string) (_ string, after
 		if ok, err := h.setRole(c, query); ok {
 			return query, nil, true, err
 		}
+	case verb == sqlparser.SET && object == sqlparser.DEFAULT:
+		if ok, err := h.setDefaultRole(c, query); ok {
+			return query, nil, true, err
+		}
 	case verb == sqlparser.RENAME && object == sqlparser.USER:
 		stmt, err := sqlparser.Parse(query)
 		if st, ok := stmt.(*sqlparser.RenameUser); ok && err == nil {

@@ -14,7 +14,8 @@ import (
 // go-mysql-server applies every role granted to an account in all its
 // sessions (as MySQL 8 with activate_all_roles_on_login) and has no
 // grammar for the statements that choose roles: SET ROLE, ALTER USER ...
-// DEFAULT ROLE and a GRANT to CURRENT_USER(), all of which a dump of
+// DEFAULT ROLE, SET DEFAULT ROLE and a GRANT to CURRENT_USER(), all of
+// which a dump of
 // accounts (mariadb-dump --system=users) writes. The server takes them
 // as MySQL 8 does, checking their accounts and roles; since every granted
 // role stays active, SET ROLE and DEFAULT ROLE change nothing.
@@ -22,6 +23,7 @@ import (
 var (
 	reSetRole       = regexp.MustCompile(`(?is)^SET\s+ROLE\s+(.+?)\s*;?\s*$`)
 	reAllExcept     = regexp.MustCompile(`(?is)^ALL\s+EXCEPT\s+(.+)$`)
+	reSetDefault    = regexp.MustCompile(`(?is)^SET\s+DEFAULT\s+ROLE\s+(.+?)\s+TO\s+(.+?)\s*;?\s*$`)
 	reAlterDefault  = regexp.MustCompile(`(?is)^ALTER\s+USER\s+(IF\s+EXISTS\s+)?(.+?)\s+DEFAULT\s+ROLE\s+(.+?)\s*;?\s*$`)
 	reToCurrentUser = regexp.MustCompile(`(?i)(\bTO\s+|,\s*)CURRENT_USER(?:\s*\(\s*\))?`)
 	reVersionedStmt = regexp.MustCompile(`(?s)^\s*/\*!(?:(\d{5})\s)?(.*?)\*/\s*;?\s*$`)
@@ -87,6 +89,45 @@ func (h *handler) alterDefaultRole(c *mysql.Conn, query string) (ok bool, err er
 		return true, err
 	}
 	return true, h.s.checkGranted(roles, k)
+}
+
+// setDefaultRole checks SET DEFAULT ROLE query as MySQL 8 does: every
+// account it names exists, and has been granted every role it names; an
+// account other than the client's own needs the privilege ALTER USER
+// needs. ok is false if query is not one.
+func (h *handler) setDefaultRole(c *mysql.Conn, query string) (ok bool, err error) {
+	m := reSetDefault.FindStringSubmatch(executableText(query))
+	if m == nil {
+		return false, nil
+	}
+	var roles []accountKey
+	if body := m[1]; !strings.EqualFold(body, "NONE") && !strings.EqualFold(body, "ALL") {
+		if roles, ok = roleList(body); !ok {
+			return false, nil
+		}
+	}
+	st, perr := sqlparser.Parse("DROP USER " + m[2])
+	du, isDrop := st.(*sqlparser.DropUser)
+	if perr != nil || !isDrop {
+		return false, nil
+	}
+	self, _ := h.s.currentAccount(c.UserData)
+	for _, an := range du.AccountNames {
+		k := keyOf(an)
+		exists := h.s.accountExists(k)
+		if k != self || !exists {
+			if err := h.s.checkAccountAdmin(c); err != nil {
+				return true, err
+			}
+		}
+		if !exists {
+			return true, errAccountOp("SET DEFAULT ROLE", []accountKey{k})
+		}
+		if err := h.s.checkGranted(roles, k); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // roleList reads a list of role names.

@@ -30,4 +30,16 @@ func TestRoleStatements(t *testing.T) {
 	_, err = u.Exec("ALTER USER u DEFAULT ROLE ALL")
 	expectError(t, err, 1227, "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
 	query(t, root, "SELECT count(*) FROM mysql.default_roles", "0")
+
+	// SET DEFAULT ROLE, as SHOW GRANTS and account dumps write it.
+	execT(t, root, "SET DEFAULT ROLE r1, r2 TO u")
+	execT(t, root, "/*!80001 SET DEFAULT ROLE ALL TO 'u'@'%' */")
+	execT(t, root, "SET DEFAULT ROLE NONE TO u, root@localhost")
+	_, err = root.Exec("SET DEFAULT ROLE r3 TO u")
+	expectError(t, err, 3530, "`r3`@`%` is not granted to `u`@`%`")
+	_, err = root.Exec("SET DEFAULT ROLE ALL TO nobody")
+	expectError(t, err, 1396, "Operation SET DEFAULT ROLE failed for 'nobody'@'%'")
+	execT(t, u, "SET DEFAULT ROLE r1 TO u") // one's own, roles granted to one
+	_, err = u.Exec("SET DEFAULT ROLE NONE TO root@localhost")
+	expectError(t, err, 1227, "Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation")
 }
