@@ -12,8 +12,11 @@ import (
 // Pessimistic row locks, as InnoDB and TiDB's pessimistic mode take them.
 //
 // A transaction may lock keys before it writes them (Txn.Lock). A lock is
-// exclusive, held until the transaction commits or rolls back, and taken
-// again by its owner at no cost. Locks live only in memory: uncommitted
+// exclusive, or shared (Txn.LockShared) among transactions that only need
+// the row to stay as it is (SELECT ... FOR SHARE, a foreign key's check of
+// its parent row); it is held until the transaction commits or rolls
+// back, taken again by its owner at no cost, and a sole sharer may
+// upgrade it to exclusive. Locks live only in memory: uncommitted
 // writes never leave the transaction's buffer, so snapshot readers neither
 // take nor wait for locks, and a crash loses no lock that matters.
 //
@@ -27,9 +30,9 @@ import (
 // lock and reads at a fresh timestamp sees the previous owner's write.
 //
 // Waiters queue, and a release hands the lock to the first (InnoDB's
-// FIFO grant). A waiter records whom it waits for; a transaction about to
-// wait that finds itself at the end of that chain would wait forever and
-// gets ErrDeadlock instead (the caller rolls its whole transaction back, as
+// FIFO grant). A waiter records whom it waits for (the holders, and the
+// waiters ahead of it); a transaction about to wait that can reach itself
+// along those edges would wait forever and gets ErrDeadlock instead (the caller rolls its whole transaction back, as
 // InnoDB does with the victim). A wait also ends on its timeout
 // (ErrLockWaitTimeout; the caller rolls back only the statement) or on
 // its context (KILL).
@@ -43,49 +46,120 @@ var ErrLockWaitTimeout = errors.New("kv: lock wait timeout")
 var ErrDeadlock = errors.New("kv: deadlock")
 
 type lockTable struct {
-	mu       sync.Mutex
-	locks    map[string]*lockEntry
-	waitsFor map[*Txn]*Txn // a waiting transaction -> the owner it waits for
+	mu    sync.Mutex
+	locks map[string]*lockEntry
+	// waitsFor maps a waiting transaction to those it waits for: the
+	// holders of the lock it wants, and the waiters queued before it.
+	waitsFor map[*Txn][]*Txn
 }
 
+// lockEntry is one key's lock: held exclusively by owner, or shared by
+// the transactions in shared (never both).
 type lockEntry struct {
-	owner *Txn
-	since time.Time
+	owner  *Txn
+	shared []*Txn
+	since  time.Time
 	// waiters get the lock in the order they asked for it, as InnoDB
-	// grants them: a release hands it to the first, so that no waiter
-	// loses every race to newcomers until its timeout.
+	// grants them: a release hands it to the first (and to the shared
+	// waiters right behind a shared one), so that no waiter loses every
+	// race to newcomers until its timeout.
 	waiters []*lockWaiter
 }
 
 type lockWaiter struct {
 	t       *Txn
+	shared  bool
 	granted chan struct{} // closed when the lock is handed to t
 	ok      bool          // set, under the table's mutex, with granted
 }
 
 func (lt *lockTable) init() {
 	lt.locks = map[string]*lockEntry{}
-	lt.waitsFor = map[*Txn]*Txn{}
+	lt.waitsFor = map[*Txn][]*Txn{}
 }
 
-// reaches reports whether following the wait-for chain from t leads to
-// target. Each transaction waits for at most one other, so the chain is a
-// path; its length is bounded by the number of waiters, which also stops
-// the walk on a cycle that does not include target.
-func (lt *lockTable) reaches(t, target *Txn) bool {
-	for n := 0; t != nil && n <= len(lt.waitsFor); n++ {
+// reaches reports whether following wait-for edges from any of from leads
+// to target.
+func (lt *lockTable) reaches(from []*Txn, target *Txn) bool {
+	seen := map[*Txn]bool{}
+	stack := slices.Clone(from)
+	for len(stack) > 0 {
+		t := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		if t == target {
 			return true
 		}
-		t = lt.waitsFor[t]
+		if !seen[t] {
+			seen[t] = true
+			stack = append(stack, lt.waitsFor[t]...)
+		}
 	}
 	return false
 }
 
+// holds reports whether t holds e, exclusively or shared.
+func (e *lockEntry) holds(t *Txn) bool {
+	return e.owner == t || slices.Contains(e.shared, t)
+}
+
+// grantable says whether t may take e in the given mode now, ahead of
+// nobody: no other transaction holds it in a conflicting mode.
+func (e *lockEntry) grantable(t *Txn, shared bool) bool {
+	if e.owner != nil {
+		return e.owner == t
+	}
+	if shared {
+		return true
+	}
+	return len(e.shared) == 0 || len(e.shared) == 1 && e.shared[0] == t
+}
+
+// grant makes t a holder of e in the given mode; an exclusive grant to a
+// shared holder upgrades its lock.
+func (e *lockEntry) grant(t *Txn, shared bool) {
+	e.since = time.Now()
+	if shared {
+		e.shared = append(e.shared, t)
+		return
+	}
+	e.shared = slices.DeleteFunc(e.shared, func(o *Txn) bool { return o == t })
+	e.owner = t
+}
+
+// blockers is what a waiter at position i of e's queue (len(e.waiters) for
+// a newcomer) waits for: the holders other than t, and the waiters ahead.
+func (e *lockEntry) blockers(t *Txn, i int) []*Txn {
+	var out []*Txn
+	if e.owner != nil && e.owner != t {
+		out = append(out, e.owner)
+	}
+	for _, o := range e.shared {
+		if o != t {
+			out = append(out, o)
+		}
+	}
+	for _, w := range e.waiters[:i] {
+		out = append(out, w.t)
+	}
+	return out
+}
+
 // Lock takes the exclusive lock on key for the transaction, waiting at
-// most wait for another owner to let go. It reports whether the lock is
-// new to the transaction (false: it held it already).
+// most wait for other holders to let go. It reports whether the lock is
+// new to the transaction (false: it held it already; a shared lock it
+// held is upgraded, which is also not fresh).
 func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh bool, err error) {
+	return t.lock(ctx, key, wait, false)
+}
+
+// LockShared takes a shared lock on key (SELECT ... FOR SHARE, a foreign
+// key's check of its parent row): other transactions may share it, none
+// may take it exclusively until every sharer lets go.
+func (t *Txn) LockShared(ctx context.Context, key []byte, wait time.Duration) (fresh bool, err error) {
+	return t.lock(ctx, key, wait, true)
+}
+
+func (t *Txn) lock(ctx context.Context, key []byte, wait time.Duration, shared bool) (fresh bool, err error) {
 	if t.done {
 		return false, ErrTxnDone
 	}
@@ -95,22 +169,36 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 	e := lt.locks[k]
 	switch {
 	case e == nil:
-		lt.locks[k] = &lockEntry{owner: t, since: time.Now()}
+		e = &lockEntry{}
+		e.grant(t, shared)
+		lt.locks[k] = e
 		lt.mu.Unlock()
 		t.took(k)
 		return true, nil
-	case e.owner == t:
+	case e.owner == t || shared && e.holds(t):
 		lt.mu.Unlock()
 		return false, nil
-	case lt.reaches(e.owner, t):
+	case e.grantable(t, shared) && (len(e.waiters) == 0 || e.holds(t)):
+		held := e.holds(t)
+		e.grant(t, shared)
+		lt.mu.Unlock()
+		if held {
+			return false, nil
+		}
+		t.took(k)
+		return true, nil
+	}
+	blockers := e.blockers(t, len(e.waiters))
+	if lt.reaches(blockers, t) {
 		lt.mu.Unlock()
 		t.s.metrics.deadlocks.Inc()
 		return false, ErrDeadlock
 	}
-	w := &lockWaiter{t: t, granted: make(chan struct{})}
+	held := e.holds(t)
+	w := &lockWaiter{t: t, shared: shared, granted: make(chan struct{})}
 	e.waiters = append(e.waiters, w)
-	lt.waitsFor[t] = e.owner
-	holder, since := e.owner.owner, e.since
+	lt.waitsFor[t] = blockers
+	holder, since := blockers[0].owner, e.since
 	lt.mu.Unlock()
 	t.s.metrics.lockWaits.Inc()
 	tm := time.NewTimer(wait)
@@ -128,13 +216,38 @@ func (t *Txn) Lock(ctx context.Context, key []byte, wait time.Duration) (fresh b
 		err = nil // handed over meanwhile: the lock is ours
 	} else {
 		e.waiters = slices.DeleteFunc(e.waiters, func(o *lockWaiter) bool { return o == w })
+		lt.handOn(k, e) // those queued behind may go now
 	}
 	lt.mu.Unlock()
-	if err != nil {
+	if err != nil || held {
 		return false, err
 	}
 	t.took(k)
 	return true, nil
+}
+
+// handOn grants e to the waiters at the head of its queue that it can be
+// granted to (the first, and the shared ones right behind a shared one),
+// and points the remaining waiters at what they now wait for. It drops
+// an entry nobody holds or waits for.
+func (lt *lockTable) handOn(k string, e *lockEntry) {
+	for len(e.waiters) > 0 {
+		w := e.waiters[0]
+		if !e.grantable(w.t, w.shared) {
+			break
+		}
+		e.waiters = e.waiters[1:]
+		e.grant(w.t, w.shared)
+		w.ok = true
+		close(w.granted)
+		delete(lt.waitsFor, w.t)
+	}
+	for i, w := range e.waiters {
+		lt.waitsFor[w.t] = e.blockers(w.t, i)
+	}
+	if e.owner == nil && len(e.shared) == 0 && len(e.waiters) == 0 {
+		delete(lt.locks, k)
+	}
 }
 
 // took records a lock the transaction got.
@@ -163,7 +276,9 @@ func (t *Txn) TryLock(key []byte) (bool, error) {
 		lt.mu.Unlock()
 		return e.owner == t, nil
 	}
-	lt.locks[k] = &lockEntry{owner: t, since: time.Now()}
+	e := &lockEntry{}
+	e.grant(t, false)
+	lt.locks[k] = e
 	lt.mu.Unlock()
 	t.took(k)
 	return true, nil
@@ -177,7 +292,7 @@ func (t *Txn) SetOwner(owner string) { t.owner = owner }
 func (t *Txn) Locked() []string { return t.locked }
 
 // releaseLocks lets go of every lock the transaction holds, handing each
-// to its first waiter.
+// on to its waiters.
 func (t *Txn) releaseLocks() {
 	if len(t.locked) == 0 {
 		return
@@ -186,22 +301,15 @@ func (t *Txn) releaseLocks() {
 	lt.mu.Lock()
 	for _, k := range t.locked {
 		e := lt.locks[k]
-		if e == nil || e.owner != t {
+		if e == nil || !e.holds(t) {
 			continue
 		}
-		if len(e.waiters) == 0 {
-			delete(lt.locks, k)
-			continue
+		if e.owner == t {
+			e.owner = nil
+		} else {
+			e.shared = slices.DeleteFunc(e.shared, func(o *Txn) bool { return o == t })
 		}
-		w := e.waiters[0]
-		e.waiters = e.waiters[1:]
-		e.owner, e.since = w.t, time.Now()
-		w.ok = true
-		close(w.granted)
-		delete(lt.waitsFor, w.t)
-		for _, o := range e.waiters {
-			lt.waitsFor[o.t] = w.t
-		}
+		lt.handOn(k, e)
 	}
 	lt.mu.Unlock()
 	t.locked = nil

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -131,7 +132,7 @@ func TestLockDeadlock(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s.locks.mu.Lock()
-		waiting := s.locks.waitsFor[a] == b
+		waiting := slices.Contains(s.locks.waitsFor[a], b)
 		s.locks.mu.Unlock()
 		if waiting {
 			break
@@ -279,5 +280,203 @@ func TestTryLock(t *testing.T) {
 	must(t, b.Set([]byte("k"), []byte("2")))
 	if _, err := b.Commit(); err != nil {
 		t.Fatalf("commit after TryLock: %v", err)
+	}
+}
+
+// lockAsync takes key in the given mode in the background; the channel
+// gets the result.
+func lockAsync(tx *Txn, key string, shared bool) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		var err error
+		if shared {
+			_, err = tx.LockShared(context.Background(), []byte(key), 10*time.Second)
+		} else {
+			_, err = tx.Lock(context.Background(), []byte(key), 10*time.Second)
+		}
+		ch <- err
+	}()
+	return ch
+}
+
+// pending fails the test if ch has a result within a short while: the
+// lock is being waited for.
+func pending(t *testing.T, ch <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		t.Fatalf("%s did not wait (err %v)", what, err)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func granted(t *testing.T, ch <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s was never granted", what)
+	}
+}
+
+// Shared locks: sharers do not wait for each other; an exclusive request
+// waits for every sharer; a shared request queued behind an exclusive
+// waiter waits for it (FIFO, no starvation); a sole sharer upgrades.
+func TestLockShared(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	a, b, c, d := s.Begin(), s.Begin(), s.Begin(), s.Begin()
+	granted(t, lockAsync(a, "k", true), "a shared")
+	granted(t, lockAsync(b, "k", true), "b shared beside a")
+	if fresh, err := a.LockShared(ctx, []byte("k"), time.Second); err != nil || fresh {
+		t.Fatalf("a shared again: fresh=%v err=%v", fresh, err)
+	}
+	cx := lockAsync(c, "k", false)
+	pending(t, cx, "c exclusive while a and b share")
+	ds := lockAsync(d, "k", true)
+	pending(t, ds, "d shared behind c's exclusive request")
+	a.Rollback()
+	pending(t, cx, "c exclusive while b shares")
+	b.Rollback()
+	granted(t, cx, "c exclusive once the sharers are gone")
+	pending(t, ds, "d shared while c holds it")
+	c.Rollback()
+	granted(t, ds, "d shared after c")
+	// d is the sole sharer: its exclusive request upgrades at once.
+	if fresh, err := d.Lock(ctx, []byte("k"), time.Second); err != nil || fresh {
+		t.Fatalf("d upgrade: fresh=%v err=%v", fresh, err)
+	}
+	e := s.Begin()
+	es := lockAsync(e, "k", true)
+	pending(t, es, "e shared while d holds it exclusively")
+	d.Rollback()
+	granted(t, es, "e shared after d")
+	e.Rollback()
+	if n := s.LocksHeld(); n != 0 {
+		t.Fatalf("%d locks held after every transaction ended", n)
+	}
+}
+
+// Two sharers that both ask to upgrade wait for each other: the second is
+// the deadlock's victim, and the first upgrades once it rolls back.
+func TestLockSharedUpgradeDeadlock(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	a, b := s.Begin(), s.Begin()
+	granted(t, lockAsync(a, "k", true), "a shared")
+	granted(t, lockAsync(b, "k", true), "b shared")
+	ax := lockAsync(a, "k", false)
+	pending(t, ax, "a's upgrade while b shares")
+	if _, err := b.Lock(ctx, []byte("k"), time.Second); !errors.Is(err, ErrDeadlock) {
+		t.Fatalf("b's upgrade = %v, want ErrDeadlock", err)
+	}
+	b.Rollback()
+	granted(t, ax, "a's upgrade after b rolled back")
+	a.Rollback()
+	if n := s.LocksHeld(); n != 0 {
+		t.Fatalf("%d locks held after every transaction ended", n)
+	}
+}
+
+// A waiter that gives up (timeout) lets the shared waiters queued behind
+// it go ahead, and background TryLock never takes a shared row.
+func TestLockSharedWaiterTimesOut(t *testing.T) {
+	s := openTest(t, nil)
+	ctx := context.Background()
+	a, b, c := s.Begin(), s.Begin(), s.Begin()
+	granted(t, lockAsync(a, "k", true), "a shared")
+	if ok, err := b.TryLock([]byte("k")); ok || err != nil {
+		t.Fatalf("TryLock of a shared key: %v %v", ok, err)
+	}
+	bx := make(chan error, 1)
+	go func() {
+		_, err := b.Lock(ctx, []byte("k"), 100*time.Millisecond)
+		bx <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cs := lockAsync(c, "k", true)
+	if err := <-bx; !errors.Is(err, ErrLockWaitTimeout) {
+		t.Fatalf("b's exclusive request = %v, want a timeout", err)
+	}
+	granted(t, cs, "c shared once b gave up")
+	a.Rollback()
+	b.Rollback()
+	c.Rollback()
+}
+
+// Randomized: transactions take shared and exclusive locks on a few keys
+// in random orders. An exclusive holder is always alone, every wait ends
+// (granted, or a deadlock for one of the cycle), and nothing stays held.
+func TestLockSharedRandom(t *testing.T) {
+	s := openTest(t, nil)
+	var mu sync.Mutex
+	holders := map[string]map[*Txn]bool{} // key -> holders, true if exclusive
+	check := func(k string, tx *Txn, excl bool) error {
+		mu.Lock()
+		defer mu.Unlock()
+		hs := holders[k]
+		if hs == nil {
+			hs = map[*Txn]bool{}
+			holders[k] = hs
+		}
+		for o, oe := range hs {
+			if o != tx && (excl || oe) {
+				return errors.New("conflicting holders of " + k)
+			}
+		}
+		hs[tx] = hs[tx] || excl
+		return nil
+	}
+	forget := func(tx *Txn) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, hs := range holders {
+			delete(hs, tx)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func(seed int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				tx := s.Begin()
+				for j := 0; j < 3; j++ {
+					k := string(rune('a' + (seed*7+i*3+j*5)%4))
+					excl := (seed+i+j)%3 == 0
+					var err error
+					if excl {
+						_, err = tx.Lock(context.Background(), []byte(k), 5*time.Second)
+					} else {
+						_, err = tx.LockShared(context.Background(), []byte(k), 5*time.Second)
+					}
+					if errors.Is(err, ErrDeadlock) {
+						break
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					if err := check(k, tx, excl); err != nil {
+						errs <- err
+						return
+					}
+				}
+				forget(tx)
+				tx.Rollback()
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := s.LocksHeld(); n != 0 {
+		t.Fatalf("%d locks held after every transaction ended", n)
 	}
 }

@@ -18,10 +18,12 @@ import (
 //
 //   - A plain SELECT is a consistent read: of the transaction's snapshot
 //     under REPEATABLE READ, of the statement's start under READ COMMITTED.
-//   - UPDATE, DELETE and SELECT ... FOR UPDATE / FOR SHARE lock each row
-//     they read (kv.Txn.Lock, exclusive) and then read its newest
-//     committed version (a current read), so WHERE and SET apply to the
-//     row as it is now; INSERT and REPLACE lock the primary and unique
+//   - UPDATE, DELETE and SELECT ... FOR UPDATE lock each row they read
+//     (kv.Txn.Lock, exclusive) and then read its newest committed version
+//     (a current read), so WHERE and SET apply to the row as it is now;
+//     SELECT ... FOR SHARE and a foreign key's check of a parent row do
+//     the same under a shared lock (kv.Txn.LockShared), which other
+//     sharers do not wait for; INSERT and REPLACE lock the primary and unique
 //     keys they write before checking for duplicates; every write locks
 //     the unique keys it adds or removes. A conflicting transaction waits
 //     for the lock, so a lost update is impossible and a concurrent
@@ -62,6 +64,11 @@ func classify(q string) stmtKind {
 		}
 	}
 	return stmtRead
+}
+
+// sharesRows reports whether a locking SELECT locks in share mode.
+func sharesRows(q string) bool {
+	return (containsFold(q, "FOR SHARE") || containsFold(q, "LOCK IN SHARE MODE")) && !containsFold(q, "FOR UPDATE")
 }
 
 // containsFold reports whether s contains the upper-case ASCII word w in
@@ -109,6 +116,7 @@ type txnStmt struct {
 	pid      uint64
 	query    string
 	lockRows bool          // lock and current-read the rows read
+	share    bool          // ... with shared locks (FOR SHARE, LOCK IN SHARE MODE)
 	writes   bool          // INSERT, REPLACE, UPDATE or DELETE
 	lockWait time.Duration // innodb_lock_wait_timeout
 }
@@ -126,6 +134,7 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 		kind = stmtRead
 	}
 	t.stmt.lockRows = kind == stmtLock
+	t.stmt.share = kind == stmtLock && sharesRows(q)
 	t.stmt.writes = kind != stmtRead
 	fresh := kind != stmtRead || readCommitted(ctx)
 	if fresh {
@@ -154,11 +163,20 @@ func readCommitted(ctx *gms.Context) bool {
 // lock takes the row or unique-key lock on key for the statement ctx
 // runs. fresh: the transaction did not hold it before.
 func (t *Transaction) lock(ctx *gms.Context, key []byte) (fresh bool, err error) {
+	return t.lockMode(ctx, key, false)
+}
+
+// lockMode is lock, taking a shared lock when shared.
+func (t *Transaction) lockMode(ctx *gms.Context, key []byte, shared bool) (fresh bool, err error) {
 	var c context.Context = ctx
 	if ctx == nil {
 		c = context.Background()
 	}
-	fresh, err = t.txn.Lock(c, key, t.stmt.lockWait)
+	if shared {
+		fresh, err = t.txn.LockShared(c, key, t.stmt.lockWait)
+	} else {
+		fresh, err = t.txn.Lock(c, key, t.stmt.lockWait)
+	}
 	switch {
 	case err == nil:
 		return fresh, nil
@@ -178,7 +196,13 @@ func (t *Transaction) lock(ctx *gms.Context, key []byte) (fresh bool, err error)
 // transaction's own write): the current read of UPDATE, DELETE and
 // locking SELECTs.
 func (t *Transaction) LockedRead(ctx *gms.Context, key []byte) (val []byte, found bool, err error) {
-	if _, err := t.lock(ctx, key); err != nil {
+	return t.lockedRead(ctx, key, false)
+}
+
+// lockedRead is LockedRead under a shared lock when shared: the current
+// read of SELECT ... FOR SHARE and of a foreign key's parent row.
+func (t *Transaction) lockedRead(ctx *gms.Context, key []byte, shared bool) (val []byte, found bool, err error) {
+	if _, err := t.lockMode(ctx, key, shared); err != nil {
 		return nil, false, err
 	}
 	return t.txn.GetLatest(key)

@@ -28,6 +28,9 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 	// A foreign key's parent lookup locks in DML, not in the scan of
 	// ALTER TABLE ADD FOREIGN KEY, which would lock every parent.
 	lock := tx.stmt.lockRows || t.refCheck && tx.stmt.writes
+	// A parent row is only read: children of one parent do not wait for
+	// each other, only for a writer of the parent (InnoDB's S lock).
+	shared := t.refCheck || tx.stmt.share
 	gi, ok := lookup.Index.(*Index)
 	if !ok {
 		return nil, io.ErrUnexpectedEOF
@@ -57,7 +60,7 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 		if lookup.IsReverse {
 			slices.Reverse(spans) // descending across the ranges too
 		}
-		return &spanIter{t: t, tx: tx, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true, lock: lock}, nil
+		return &spanIter{t: t, tx: tx, txn: txn, spans: spans, reverse: lookup.IsReverse, records: true, lock: lock, shared: shared}, nil
 	}
 	keySpans, err := gi.spansFor(ctx, ranges)
 	if err != nil {
@@ -77,7 +80,7 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 	if lookup.IsReverse {
 		slices.Reverse(spans) // spansFor sorts them ascending
 	}
-	it := &spanIter{t: t, tx: tx, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock}
+	it := &spanIter{t: t, tx: tx, txn: txn, spans: spans, reverse: lookup.IsReverse, ix: gi.ix, lock: lock, shared: shared}
 	if gi.ix.hasPrefix() {
 		it.fullRows = true
 		return &groupSortIter{spanIter: it}, nil
@@ -214,6 +217,7 @@ type spanIter struct {
 	n       int
 	tx      *Transaction
 	lock    bool // lock and current-read the rows read (locking.go)
+	shared  bool // ... under shared locks
 
 	lastGroup []byte // the key of the last index entry read, without its handle
 	fullRows  bool   // decode every column, whatever the projection
@@ -265,7 +269,7 @@ func (s *spanIter) Next(ctx *gms.Context) (gms.Row, error) {
 			var h int64
 			if _, h, err = codec.DecodeRecordKey(key); err == nil && s.lock {
 				var found bool
-				if val, found, err = s.tx.LockedRead(ctx, key); err == nil && !found {
+				if val, found, err = s.tx.lockedRead(ctx, key, s.shared); err == nil && !found {
 					s.cur.Next() // deleted since the snapshot
 					continue
 				}
@@ -320,7 +324,7 @@ func (s *spanIter) rowFromIndexEntry(ctx *gms.Context, key, val []byte) (gms.Row
 // or no longer has the entry's key (it then no longer matches the range
 // the entry was found in; go-mysql-server may not filter it again).
 func (s *spanIter) lockedRowFromIndex(ctx *gms.Context, recKey []byte, h int64, group []byte) (gms.Row, error) {
-	rec, found, err := s.tx.LockedRead(ctx, recKey)
+	rec, found, err := s.tx.lockedRead(ctx, recKey, s.shared)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +359,7 @@ func (s *spanIter) pointRow(ctx *gms.Context, key []byte) (gms.Row, error) {
 	var found bool
 	var err error
 	if s.lock {
-		val, found, err = s.tx.LockedRead(ctx, key)
+		val, found, err = s.tx.lockedRead(ctx, key, s.shared)
 	} else {
 		val, found, err = s.txn.Get(key)
 	}

@@ -251,7 +251,7 @@ func (r *recordIter) advance(ctx *gms.Context) ([]byte, error) {
 		if r.lock {
 			var found bool
 			var err error
-			if val, found, err = r.tx.LockedRead(ctx, key); err != nil {
+			if val, found, err = r.tx.lockedRead(ctx, key, r.tx.stmt.share); err != nil {
 				return nil, err
 			}
 			if !found { // deleted since the snapshot

@@ -1,0 +1,136 @@
+package sql_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// beginOn opens a transaction on a connection of its own.
+func beginOn(t *testing.T, db *sql.DB) *sql.Tx {
+	t.Helper()
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
+// execAsync runs q in tx in the background; the channel gets its error.
+func execAsync(tx *sql.Tx, q string) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		_, err := tx.Exec(q)
+		ch <- err
+	}()
+	return ch
+}
+
+func stillWaiting(t *testing.T, ch <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		t.Fatalf("%s did not wait (err %v)", what, err)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func doneWithin(t *testing.T, ch <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s still waits", what)
+	}
+	return nil
+}
+
+// TestForeignKeyChecksShareParent: transactions that insert children of
+// one parent do not wait for each other (the parent row's lock is
+// shared, as InnoDB's S lock), and a DELETE of the parent waits for them,
+// then finds their children (1451).
+func TestForeignKeyChecksShareParent(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	db.SetMaxOpenConns(8)
+	mustExec(t, db, "CREATE TABLE status (id INT PRIMARY KEY, name VARCHAR(10))")
+	mustExec(t, db, "CREATE TABLE orders (id INT PRIMARY KEY, status_id INT, FOREIGN KEY (status_id) REFERENCES status (id))")
+	mustExec(t, db, "INSERT INTO status VALUES (1, 'new'), (2, 'paid')")
+
+	a, b := beginOn(t, db), beginOn(t, db)
+	if _, err := a.Exec("INSERT INTO orders VALUES (1, 1)"); err != nil {
+		t.Fatal(err)
+	}
+	// With an exclusive lock on status 1 this would wait for a's commit.
+	if err := doneWithin(t, execAsync(b, "INSERT INTO orders VALUES (2, 1)"), "b's insert of another child of status 1"); err != nil {
+		t.Fatal(err)
+	}
+	// a and b insert in opposite orders: no deadlock either.
+	if _, err := b.Exec("INSERT INTO orders VALUES (3, 2)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec("INSERT INTO orders VALUES (4, 2)"); err != nil {
+		t.Fatal(err)
+	}
+
+	c := beginOn(t, db)
+	del := execAsync(c, "DELETE FROM status WHERE id = 1")
+	stillWaiting(t, del, "the parent's DELETE while children are being inserted")
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	stillWaiting(t, del, "the parent's DELETE while b still shares the parent")
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	expectErr(t, doneWithin(t, del, "the parent's DELETE"), 1451, "a foreign key constraint fails")
+	expectRows(t, db, "SELECT COUNT(*) FROM orders", "4")
+	mustExec(t, db, "ADMIN CHECK TABLE orders")
+}
+
+// TestSelectForShare: FOR SHARE and LOCK IN SHARE MODE readers of a row
+// do not wait for each other; a writer of the row waits for them all, and
+// a reader waits for a writer.
+func TestSelectForShare(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	db.SetMaxOpenConns(8)
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 10)")
+	a, b, c := beginOn(t, db), beginOn(t, db), beginOn(t, db)
+	var v int
+	if err := a.QueryRow("SELECT v FROM t WHERE id = 1 FOR SHARE").Scan(&v); err != nil || v != 10 {
+		t.Fatalf("a: %v %d", err, v)
+	}
+	got := make(chan error, 1)
+	go func() { got <- b.QueryRow("SELECT v FROM t WHERE id = 1 LOCK IN SHARE MODE").Scan(&v) }()
+	if err := doneWithin(t, got, "b's shared read beside a's"); err != nil {
+		t.Fatal(err)
+	}
+	upd := execAsync(c, "UPDATE t SET v = 11 WHERE id = 1")
+	stillWaiting(t, upd, "an UPDATE of a row two transactions share")
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	stillWaiting(t, upd, "an UPDATE of a row b still shares")
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := doneWithin(t, upd, "the UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	d := beginOn(t, db)
+	go func() { got <- d.QueryRow("SELECT v FROM t WHERE id = 1 FOR SHARE").Scan(&v) }()
+	stillWaiting(t, got, "a shared read of a row being updated")
+	if err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := doneWithin(t, got, "the shared read"); err != nil || v != 11 {
+		t.Fatalf("shared read after the UPDATE: %v %d", err, v)
+	}
+}
