@@ -284,6 +284,37 @@ func (t *Txn) TryLock(key []byte) (bool, error) {
 	return true, nil
 }
 
+// LockNow takes key in the given mode only if it can be granted at once
+// (no conflicting holder, nobody queued before): SELECT ... SKIP LOCKED.
+// It reports whether the transaction holds the lock.
+func (t *Txn) LockNow(key []byte, shared bool) (bool, error) {
+	if t.done {
+		return false, ErrTxnDone
+	}
+	lt := &t.s.locks
+	k := string(key)
+	lt.mu.Lock()
+	e := lt.locks[k]
+	switch {
+	case e == nil:
+		e = &lockEntry{}
+		lt.locks[k] = e
+	case e.owner == t || shared && e.holds(t):
+		lt.mu.Unlock()
+		return true, nil
+	case !e.grantable(t, shared) || len(e.waiters) > 0 && !e.holds(t):
+		lt.mu.Unlock()
+		return false, nil
+	}
+	held := e.holds(t)
+	e.grant(t, shared)
+	lt.mu.Unlock()
+	if !held {
+		t.took(k)
+	}
+	return true, nil
+}
+
 // SetOwner names who runs the transaction (a connection), for the
 // messages about the locks it holds.
 func (t *Txn) SetOwner(owner string) { t.owner = owner }

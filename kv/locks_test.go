@@ -480,3 +480,38 @@ func TestLockSharedRandom(t *testing.T) {
 		t.Fatalf("%d locks held after every transaction ended", n)
 	}
 }
+
+// LockNow grants only what Lock would grant without waiting.
+func TestLockNow(t *testing.T) {
+	s := openTest(t, nil)
+	a, b, c := s.Begin(), s.Begin(), s.Begin()
+	for _, step := range []struct {
+		tx     *Txn
+		key    string
+		shared bool
+		want   bool
+	}{
+		{a, "k", true, true},   // free
+		{b, "k", true, true},   // shared beside a
+		{c, "k", false, false}, // exclusive while shared
+		{a, "k", false, false}, // upgrade while b shares
+		{a, "k", true, true},   // held already
+		{c, "j", false, true},  // free
+		{a, "j", true, false},  // shared while c holds it
+		{c, "j", true, true},   // c holds it exclusively
+	} {
+		ok, err := step.tx.LockNow([]byte(step.key), step.shared)
+		if err != nil || ok != step.want {
+			t.Fatalf("%+v: got %v, %v", step, ok, err)
+		}
+	}
+	b.Rollback()
+	if ok, _ := a.LockNow([]byte("k"), false); !ok {
+		t.Fatal("a's upgrade once b is gone")
+	}
+	a.Rollback()
+	c.Rollback()
+	if n := s.LocksHeld(); n != 0 {
+		t.Fatalf("%d locks held after every transaction ended", n)
+	}
+}

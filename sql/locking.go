@@ -117,6 +117,7 @@ type txnStmt struct {
 	query    string
 	lockRows bool          // lock and current-read the rows read
 	share    bool          // ... with shared locks (FOR SHARE, LOCK IN SHARE MODE)
+	skip     bool          // ... skipping the rows another transaction holds (SKIP LOCKED)
 	writes   bool          // INSERT, REPLACE, UPDATE or DELETE
 	lockWait time.Duration // innodb_lock_wait_timeout
 }
@@ -135,6 +136,7 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 	}
 	t.stmt.lockRows = kind == stmtLock
 	t.stmt.share = kind == stmtLock && sharesRows(q)
+	t.stmt.skip = kind == stmtLock && containsFold(q, "SKIP LOCKED")
 	t.stmt.writes = kind != stmtRead
 	fresh := kind != stmtRead || readCommitted(ctx)
 	if fresh {
@@ -201,8 +203,14 @@ func (t *Transaction) LockedRead(ctx *gms.Context, key []byte) (val []byte, foun
 
 // lockedRead is LockedRead under a shared lock when shared: the current
 // read of SELECT ... FOR SHARE and of a foreign key's parent row.
+//
+// Under SKIP LOCKED, a row another transaction holds reads as absent.
 func (t *Transaction) lockedRead(ctx *gms.Context, key []byte, shared bool) (val []byte, found bool, err error) {
-	if _, err := t.lockMode(ctx, key, shared); err != nil {
+	if t.stmt.skip {
+		if ok, err := t.txn.LockNow(key, shared); err != nil || !ok {
+			return nil, false, err
+		}
+	} else if _, err := t.lockMode(ctx, key, shared); err != nil {
 		return nil, false, err
 	}
 	return t.txn.GetLatest(key)

@@ -134,3 +134,47 @@ func TestSelectForShare(t *testing.T) {
 		t.Fatalf("shared read after the UPDATE: %v %d", err, v)
 	}
 }
+
+// TestSelectSkipLocked: the job-queue pattern of MySQL 8 applications.
+// Workers that each take the first job no other worker holds get
+// different jobs at once instead of waiting for each other.
+func TestSelectSkipLocked(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	db.SetMaxOpenConns(8)
+	// Read in primary-key order, so that LIMIT 1 locks the row it returns
+	// only: a plan that sorts locks every row it sorts, in InnoDB too.
+	mustExec(t, db, "CREATE TABLE jobs (id INT PRIMARY KEY, state VARCHAR(10))")
+	mustExec(t, db, "INSERT INTO jobs VALUES (1, 'ready'), (2, 'ready'), (3, 'ready')")
+	seen := map[int]bool{}
+	var txs []*sql.Tx
+	for w := 0; w < 3; w++ {
+		tx := beginOn(t, db)
+		txs = append(txs, tx)
+		got := make(chan error, 1)
+		var id int
+		go func() {
+			got <- tx.QueryRow("SELECT id FROM jobs WHERE state = 'ready' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED").Scan(&id)
+		}()
+		if err := doneWithin(t, got, "a worker's SKIP LOCKED pick"); err != nil {
+			t.Fatalf("worker %d: %v", w, err)
+		}
+		if seen[id] {
+			t.Fatalf("worker %d got job %d, which another worker holds", w, id)
+		}
+		seen[id] = true
+	}
+	// Every job is held: a fourth worker finds none, without waiting.
+	tx := beginOn(t, db)
+	if err := tx.QueryRow("SELECT id FROM jobs WHERE state = 'ready' FOR UPDATE SKIP LOCKED").Scan(new(int)); err != sql.ErrNoRows {
+		t.Fatalf("a fourth worker: %v, want no rows", err)
+	}
+	// The primary-key path skips too, and an unlocked job is taken.
+	if _, err := txs[0].Exec("ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	var id int
+	if err := tx.QueryRow("SELECT id FROM jobs WHERE id IN (1, 2, 3) ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED").Scan(&id); err != nil || !seen[id] {
+		t.Fatalf("after one worker let go: %v, id %d", err, id)
+	}
+}
