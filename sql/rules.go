@@ -14,7 +14,7 @@ import (
 const ruleMax1Row analyzer.RuleId = 10000
 
 // ruleViewDDL is the id of clearViewDDL.
-const ruleViewDDL analyzer.RuleId = 10013
+const ruleViewDDL analyzer.RuleId = 10016
 
 var onceAfterAllRules sync.Once
 
@@ -34,7 +34,7 @@ func addRules(a *analyzer.Analyzer) {
 		}
 	}
 	// noteResultPrecisions last: timeToTextRule changes result types.
-	own := []analyzer.Rule{{Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
+	own := []analyzer.Rule{{Id: ruleIndexOrder, Apply: indexOrderRule}, {Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
 		{Id: ruleTimeToText, Apply: timeToTextRule}, {Id: ruleJSONNumbers, Apply: jsonNumbersRule},
 		{Id: ruleWindowRange, Apply: windowRangeRule}, {Id: ruleResultPrecisions, Apply: noteResultPrecisions}}
 	for _, b := range a.Batches {
