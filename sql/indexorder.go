@@ -29,7 +29,7 @@ func indexOrderRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.
 			}
 		case *plan.TopN:
 			if child, ok := inIndexOrder(ctx, s.Fields, s.Child); ok {
-				return plan.NewLimit(s.Limit, child), transform.NewTree, nil
+				return plan.NewLimit(s.Limit, child).WithCalcFoundRows(s.CalcFoundRows), transform.NewTree, nil
 			}
 		}
 		return n, transform.SameTree, nil

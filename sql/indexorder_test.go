@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -53,6 +54,20 @@ func TestIndexOrderDropsSort(t *testing.T) {
 		{"SELECT id FROM t WHERE a = 2 ORDER BY b, id", "SELECT id FROM t WHERE a = 2 ORDER BY b, id + 0", true},
 		{"SELECT id FROM t WHERE a = 2 ORDER BY id, b DESC", "SELECT id FROM t WHERE a = 2 ORDER BY id + 0, b DESC", true},
 		{"SELECT c, a FROM t USE INDEX (uc) WHERE c = 7 ORDER BY a, id", "SELECT c, a FROM t WHERE c = 7 ORDER BY a, id + 0", true},
+	}
+	// FOUND_ROWS() still counts every row the LIMIT cut.
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	want := rows(t, db, "SELECT COUNT(*) FROM t WHERE a = 3")
+	var got string
+	if _, err := conn.ExecContext(context.Background(), "SELECT SQL_CALC_FOUND_ROWS id FROM t WHERE a = 3 ORDER BY id LIMIT 2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(context.Background(), "SELECT FOUND_ROWS()").Scan(&got); err != nil || got != want[0] {
+		t.Fatalf("FOUND_ROWS() = %s (%v), want %s", got, err, want[0])
 	}
 	for _, c := range cases {
 		got, want := rows(t, db, c.q), rows(t, db, c.ref)
