@@ -403,10 +403,16 @@ func (m *Manager) backfillBatch(ctx context.Context, j *Job, t *catalog.Table, i
 	if err != nil {
 		return 0, task, err
 	}
+	return commitBatch(txn, j, ti, task, n, last, more, pc)
+}
+
+// commitBatch commits a batch of n rows of task ti, the last with handle
+// last, together with the task's new checkpoint (done unless more rows
+// follow).
+func commitBatch(txn *kv.Txn, j *Job, ti int, task Task, n, last int64, more bool, pc *pacer) (int64, Task, error) {
 	task.Rows += n
 	if !more {
-		task.Done = true
-		task.Next = task.End
+		task.Done, task.Next = true, task.End
 	} else {
 		task.Next = last + 1
 	}

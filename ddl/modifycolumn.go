@@ -524,25 +524,7 @@ func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, id
 			return 0, task, err
 		}
 	}
-	n := int64(len(recs))
-	task.Rows += n
-	if !more {
-		task.Done, task.Next = true, task.End
-	} else {
-		task.Next = last + 1
-	}
-	if err := putTask(txn, j.ID, ti, task); err != nil {
-		return 0, task, err
-	}
-	commitStart := time.Now()
-	_, cerr := txn.Commit()
-	if pc != nil {
-		pc.exclude(time.Since(commitStart))
-	}
-	if cerr != nil {
-		return 0, task, cerr
-	}
-	return n, task, nil
+	return commitBatch(txn, j, ti, task, int64(len(recs)), last, more, pc)
 }
 
 // putEntries writes row h's entries, failing with 1062 on a unique key

@@ -166,27 +166,13 @@ func (t *Txn) lock(ctx context.Context, key []byte, wait time.Duration, shared b
 	lt := &t.s.locks
 	k := string(key)
 	lt.mu.Lock()
-	e := lt.locks[k]
-	switch {
-	case e == nil:
-		e = &lockEntry{}
-		e.grant(t, shared)
-		lt.locks[k] = e
+	e, ok, fresh := lt.grantNow(t, k, shared)
+	if ok {
 		lt.mu.Unlock()
-		t.took(k)
-		return true, nil
-	case e.owner == t || shared && e.holds(t):
-		lt.mu.Unlock()
-		return false, nil
-	case e.grantable(t, shared) && (len(e.waiters) == 0 || e.holds(t)):
-		held := e.holds(t)
-		e.grant(t, shared)
-		lt.mu.Unlock()
-		if held {
-			return false, nil
+		if fresh {
+			t.took(k)
 		}
-		t.took(k)
-		return true, nil
+		return fresh, nil
 	}
 	blockers := e.blockers(t, len(e.waiters))
 	if lt.reaches(blockers, t) {
@@ -294,25 +280,33 @@ func (t *Txn) LockNow(key []byte, shared bool) (bool, error) {
 	lt := &t.s.locks
 	k := string(key)
 	lt.mu.Lock()
-	e := lt.locks[k]
+	_, ok, fresh := lt.grantNow(t, k, shared)
+	lt.mu.Unlock()
+	if fresh {
+		t.took(k)
+	}
+	return ok, nil
+}
+
+// grantNow gives t the lock on k in the given mode if that needs no wait
+// (lt.mu held). ok says whether t holds it now, fresh whether it did not
+// hold it before; e is the key's entry.
+func (lt *lockTable) grantNow(t *Txn, k string, shared bool) (e *lockEntry, ok, fresh bool) {
+	e = lt.locks[k]
 	switch {
 	case e == nil:
 		e = &lockEntry{}
+		e.grant(t, shared)
 		lt.locks[k] = e
+		return e, true, true
 	case e.owner == t || shared && e.holds(t):
-		lt.mu.Unlock()
-		return true, nil
-	case !e.grantable(t, shared) || len(e.waiters) > 0 && !e.holds(t):
-		lt.mu.Unlock()
-		return false, nil
+		return e, true, false
+	case e.grantable(t, shared) && (len(e.waiters) == 0 || e.holds(t)):
+		held := e.holds(t)
+		e.grant(t, shared)
+		return e, true, !held
 	}
-	held := e.holds(t)
-	e.grant(t, shared)
-	lt.mu.Unlock()
-	if !held {
-		t.took(k)
-	}
-	return true, nil
+	return e, false, false
 }
 
 // SetOwner names who runs the transaction (a connection), for the
