@@ -181,6 +181,7 @@ func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
 		raiseHorizon(&s.bypassHorizon, in.ts)
 	}
 	stats, err := s.db.IngestWithStats(ctx, paths)
+	s.bypasses.Add(1)
 	if s.rows != nil {
 		s.rows.clear()
 	}
@@ -223,6 +224,7 @@ func (s *Store) ClearRange(lo, hi []byte) error {
 	// Escaping preserves order, and every version of a key below hi
 	// sorts below escape(hi) (see the layout in keys.go).
 	err := s.db.DeleteRange(appendEscaped(nil, lo), appendEscaped(nil, hi), s.writeOpts)
+	s.bypasses.Add(1)
 	if s.rows != nil {
 		s.rows.clear()
 	}

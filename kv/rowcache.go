@@ -171,3 +171,21 @@ func (s *Store) fillRow(key []byte, h, gen, r, vts uint64, val []byte) {
 	}
 	s.latches.stripes[st].Unlock()
 }
+
+// newestBelow reports whether a read of key from an iterator holding
+// every commit at or below r found its newest version (at vts, or none):
+// so when no commit to key above r is known. It then puts the version in
+// the row cache as fillRow does.
+func (s *Store) newestBelow(key []byte, gen, r, vts uint64, val []byte) bool {
+	h := s.latches.hash(key)
+	st := stripeOf(h)
+	s.latches.stripes[st].Lock()
+	defer s.latches.stripes[st].Unlock()
+	if rc := &s.latches.recent[st]; !rc.covers(r, s.bypassHorizon.Load()) || rc.conflicts(h, r) {
+		return false
+	}
+	if s.rows != nil {
+		s.rows.fill(key, h, gen, vts, val)
+	}
+	return true
+}

@@ -93,8 +93,11 @@ type Store struct {
 	// without a commit (before the open, or through an Ingester), so the
 	// commit check's tables do not answer for a base below it (recent.go).
 	bypassHorizon atomic.Uint64
-	rows          *rowCache // nil: no row cache
-	metrics       metrics
+	// bypasses counts completed Ingests and ClearRanges: an iterator
+	// opened before one of them misses what it changed.
+	bypasses atomic.Uint64
+	rows     *rowCache // nil: no row cache
+	metrics  metrics
 
 	// mu guards the timestamp oracle, the in-flight commit queue and the
 	// registrations that bound GC. It sits on every transaction's path

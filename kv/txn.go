@@ -69,6 +69,19 @@ type Txn struct {
 	pointIter *pebble.Iterator
 	lo        []byte // the seek key of point reads, reused
 
+	// latestIter serves GetLatest, which must see the newest commit of
+	// its key. The iterator holds every commit at or below latestTS; an
+	// answer from it stands when the key's latch stripe shows no commit
+	// to the key above latestTS (Store.newestBelow) and no Ingest or
+	// ClearRange has completed since it was opened; otherwise a fresh
+	// iterator answers. Reusing it spares a bulk INSERT's
+	// duplicate checks an iterator each, and lets Pebble seek onward
+	// from the previous key.
+	latestIter     *pebble.Iterator
+	latestTS       uint64
+	latestUses     int
+	latestBypasses uint64 // Store.bypasses when latestIter was opened
+
 	// iters are the transaction's open iterators, closed when it finishes.
 	iters []*txnIter
 }
@@ -122,17 +135,44 @@ func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
 	if value, found, ok := s.cachedRow(key, h, ts); ok {
 		return value, found, nil
 	}
-	// A fresh iterator: it holds every commit at or below ts.
+	t.lo = appendVersionKey(t.lo[:0], key, ts)
+	if t.latestIter != nil && t.latestUses < latestIterUses {
+		t.latestUses++
+		value, vts, found, err := readVersion(t.latestIter, t.lo)
+		if err != nil {
+			return nil, false, err
+		}
+		if t.latestBypasses == s.bypasses.Load() && s.newestBelow(key, gen, t.latestTS, vts, value) {
+			return value, found, nil
+		}
+	}
+	// A fresh iterator holds every commit at or below ts.
+	t.closeLatestIter()
+	bypasses := s.bypasses.Load()
 	it, err := s.db.NewIter(nil)
 	if err != nil {
 		return nil, false, err
 	}
-	defer it.Close()
-	value, vts, found, err := readVersion(it, appendVersionKey(nil, key, ts))
+	t.latestIter, t.latestTS, t.latestUses, t.latestBypasses = it, ts, 0, bypasses
+	value, vts, found, err := readVersion(it, t.lo)
 	if err == nil {
 		s.fillRow(key, h, gen, ts, vts, value)
 	}
 	return value, found, err
+}
+
+// latestIterUses is how many current reads one iterator serves before a
+// fresh one replaces it, so that a long transaction does not pin old
+// memtables and sstables for its whole life.
+const latestIterUses = 4096
+
+func (t *Txn) closeLatestIter() {
+	if t.latestIter != nil {
+		if err := t.latestIter.Close(); err != nil {
+			t.s.log.Error("kv: closing current-read iterator", "err", err)
+		}
+		t.latestIter = nil
+	}
 }
 
 // buffered answers a read from the transaction's own writes; done is
@@ -300,7 +340,7 @@ func (t *Txn) finish() {
 	if t.s.isClosed() {
 		// The Pebble instance is gone (a connection closing during
 		// shutdown): its iterators must not be touched any more.
-		t.iters, t.pointIter, t.buf = nil, nil, nil
+		t.iters, t.pointIter, t.latestIter, t.buf = nil, nil, nil, nil
 		t.s.unregister(t.startTS)
 		return
 	}
@@ -312,6 +352,7 @@ func (t *Txn) finish() {
 		}
 	}
 	t.closePointIter()
+	t.closeLatestIter()
 	t.buf = nil
 	t.s.unregister(t.startTS)
 }

@@ -97,12 +97,18 @@ func (f *fastStmts) off() bool {
 	return f.disabled || fastPathOff
 }
 
+// maxFastText is the longest text statement the fast path considers.
+const maxFastText = 8 << 10
+
 // textCandidate is the cheap test a text statement must pass before it is
 // parsed: one statement (no ';', which could start another), no comment
 // that could be a hint or versioned code, and a first keyword the fast
-// path serves.
+// path serves. A long statement is not one: the fast path serves
+// single-row statements, and tokenizing a multi-row INSERT of a bulk load
+// or a restored dump only to find so would cost about as much as
+// go-mysql-server's own parse of it.
 func textCandidate(q string) bool {
-	if strings.IndexByte(q, ';') >= 0 || strings.Contains(q, "/*") || len(q) < 7 {
+	if len(q) > maxFastText || strings.IndexByte(q, ';') >= 0 || strings.Contains(q, "/*") || len(q) < 7 {
 		return false
 	}
 	kw := q[:6]

@@ -326,6 +326,9 @@ func TestFastPathTextMultiStatements(t *testing.T) {
 		{"INSERT INTO t (id, k, c, pad, u) VALUES (6, 66, 'six', 'p', 1)", true},
 		{"DELETE FROM t WHERE id = 6;", true},
 		{"SELECT c FROM t WHERE id = 1.0", false},
+		// Past the fast path's length limit, even a shape it serves.
+		{"SELECT * FROM t WHERE" + strings.Repeat(" ", 9000) + "id = 1", false},
+		{"INSERT INTO t (id, k, c, pad, u) VALUES (7, 7, 'a', 'p', 1)" + strings.Repeat(", (7, 7, 'a', 'p', 1)", 600), false}, // 1062
 	} {
 		if _, hit := p.text(st.q); hit != st.hit {
 			t.Errorf("%s: fast path served=%v, want %v", st.q, hit, st.hit)
