@@ -174,9 +174,9 @@ func (s *Store) fillRow(key []byte, h, gen, r, vts uint64, val []byte) {
 
 // newestBelow reports whether a read of key from an iterator holding
 // every commit at or below r found its newest version (at vts, or none):
-// so when no commit to key above r is known. It then puts the version in
-// the row cache as fillRow does.
-func (s *Store) newestBelow(key []byte, gen, r, vts uint64, val []byte) bool {
+// so when no commit to key above r is known. It then puts a found
+// version in the row cache as fillRow does.
+func (s *Store) newestBelow(key []byte, gen, r, vts uint64, val []byte, found bool) bool {
 	h := s.latches.hash(key)
 	st := stripeOf(h)
 	s.latches.stripes[st].Lock()
@@ -184,7 +184,7 @@ func (s *Store) newestBelow(key []byte, gen, r, vts uint64, val []byte) bool {
 	if rc := &s.latches.recent[st]; !rc.covers(r, s.bypassHorizon.Load()) || rc.conflicts(h, r) {
 		return false
 	}
-	if s.rows != nil {
+	if found && s.rows != nil {
 		s.rows.fill(key, h, gen, vts, val)
 	}
 	return true

@@ -121,7 +121,9 @@ func (t *Txn) closePointIter() {
 
 // GetLatest is Get at the newest committed version of key (or the
 // transaction's own write): the current read of a key the transaction
-// has locked, which nobody else can change until it lets go.
+// has locked, which nobody else can change until it lets go. A key it
+// finds absent does not go into the row cache: such reads are mostly an
+// INSERT's duplicate checks, which a bulk load makes by the million.
 func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
 	if value, found, done, err := t.buffered(key); done {
 		return value, found, err
@@ -142,7 +144,7 @@ func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		if t.latestBypasses == s.bypasses.Load() && s.newestBelow(key, gen, t.latestTS, vts, value) {
+		if t.latestBypasses == s.bypasses.Load() && s.newestBelow(key, gen, t.latestTS, vts, value, found) {
 			return value, found, nil
 		}
 	}
@@ -155,7 +157,7 @@ func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
 	}
 	t.latestIter, t.latestTS, t.latestUses, t.latestBypasses = it, ts, 0, bypasses
 	value, vts, found, err := readVersion(it, t.lo)
-	if err == nil {
+	if err == nil && found {
 		s.fillRow(key, h, gen, ts, vts, value)
 	}
 	return value, found, err
