@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
+	"unsafe"
 
 	gmsserver "github.com/dolthub/go-mysql-server/server"
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -352,6 +354,9 @@ type sqlValues struct {
 	free []sqltypes.Value
 	rows int    // rows the next chunk of values holds: doubles from one up to rowsBatch
 	buf  []byte // bytes of values; appended to, never rewritten
+	// utf8Results is whether strings go to the client in utf8mb4
+	// (character_set_results utf8mb4, binary or NULL): 0 until asked.
+	utf8Results int8
 }
 
 const (
@@ -385,6 +390,11 @@ func (v *sqlValues) fromRow(ctx *gms.Context, sch gms.Schema, row gms.Row) ([]sq
 
 // sql is t.SQL of x, written into the current chunk when it fits there.
 func (v *sqlValues) sql(ctx *gms.Context, t gms.Type, x any) (sqltypes.Value, error) {
+	if s, ok := x.(string); ok {
+		if val, ok := v.utf8String(ctx, t, s); ok {
+			return val, nil
+		}
+	}
 	if cap(v.buf)-len(v.buf) < valueBytesLow {
 		v.buf = make([]byte, 0, min(max(2*cap(v.buf), valueBytesMin), valueBytesMax))
 	}
@@ -401,4 +411,27 @@ func (v *sqlValues) sql(ctx *gms.Context, t gms.Type, x any) (sqltypes.Value, er
 		v.buf = v.buf[:cap(v.buf)]
 	}
 	return val, err
+}
+
+// utf8String is t.SQL of a string that goes to the client as it is: a
+// utf8mb4 column's value, sent in utf8mb4. The value points at the
+// string's bytes instead of a copy; strings are immutable, and the
+// protocol writer only reads them. ok is false when t.SQL must convert.
+func (v *sqlValues) utf8String(ctx *gms.Context, t gms.Type, s string) (val sqltypes.Value, ok bool) {
+	st, isStr := t.(types.StringType)
+	if !isStr || s == "" || types.IsBinaryType(st) || st.CharacterSet() != gms.CharacterSet_utf8mb4 {
+		return sqltypes.Value{}, false
+	}
+	if v.utf8Results == 0 {
+		v.utf8Results = -1
+		switch ctx.GetCharacterSetResults() {
+		case gms.CharacterSet_Unspecified, gms.CharacterSet_binary, gms.CharacterSet_utf8mb4:
+			v.utf8Results = 1
+		}
+	}
+	// An invalid string takes t.SQL's path, which reports it.
+	if v.utf8Results < 0 || !utf8.ValidString(s) {
+		return sqltypes.Value{}, false
+	}
+	return sqltypes.MakeTrusted(st.Type(), unsafe.Slice(unsafe.StringData(s), len(s))), true
 }

@@ -375,3 +375,29 @@ func TestFastPathTextShapes(t *testing.T) {
 	}
 	p.same("t")
 }
+
+// TestFastPathResultsCharset: strings the fast path sends without a copy
+// are the ones already in the client's character set; under SET NAMES
+// latin1 a utf8mb4 column's value is converted as go-mysql-server does.
+func TestFastPathResultsCharset(t *testing.T) {
+	s := servertest.Start(t)
+	p := newDMLPair(t, s, 0, dmlTable, dmlRows)
+	p.query("INSERT INTO t (id, k, c, pad, u) VALUES (600, 6, 'naïve', 'à', 1)")
+	for _, names := range []string{"utf8mb4", "latin1", "binary"} {
+		p.query("SET NAMES " + names)
+		for _, q := range []string{"SELECT c, pad FROM t WHERE id=600", "SELECT k, c, pad FROM t WHERE id BETWEEN 500 AND 700"} {
+			if _, hit := p.text(q); !hit {
+				t.Errorf("SET NAMES %s; %s: not served by the fast path", names, q)
+			}
+		}
+		want := "naïve|à\n"
+		if names == "latin1" {
+			want = "na\xefve|\xe0\n"
+		}
+		for _, rc := range []*rawConn{p.fast, p.slow} {
+			if got := textRows(rc, "SELECT c, pad FROM t WHERE id=600"); got != want {
+				t.Errorf("SET NAMES %s: row %q, want %q", names, got, want)
+			}
+		}
+	}
+}
