@@ -118,6 +118,7 @@ type txnStmt struct {
 	lockRows bool          // lock and current-read the rows read
 	share    bool          // ... with shared locks (FOR SHARE, LOCK IN SHARE MODE)
 	skip     bool          // ... skipping the rows another transaction holds (SKIP LOCKED)
+	nowait   bool          // ... failing on them instead of waiting (NOWAIT)
 	writes   bool          // INSERT, REPLACE, UPDATE or DELETE
 	lockWait time.Duration // innodb_lock_wait_timeout
 }
@@ -137,6 +138,7 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 	t.stmt.lockRows = kind == stmtLock
 	t.stmt.share = kind == stmtLock && sharesRows(q)
 	t.stmt.skip = kind == stmtLock && containsFold(q, "SKIP LOCKED")
+	t.stmt.nowait = kind == stmtLock && strings.Contains(q, nowaitMark)
 	t.stmt.writes = kind != stmtRead
 	fresh := kind != stmtRead || readCommitted(ctx)
 	if fresh {
@@ -204,16 +206,28 @@ func (t *Transaction) LockedRead(ctx *gms.Context, key []byte) (val []byte, foun
 // lockedRead is LockedRead under a shared lock when shared: the current
 // read of SELECT ... FOR SHARE and of a foreign key's parent row.
 //
-// Under SKIP LOCKED, a row another transaction holds reads as absent.
+// Under SKIP LOCKED, a row another transaction holds reads as absent;
+// under NOWAIT, it fails the statement with 3572.
 func (t *Transaction) lockedRead(ctx *gms.Context, key []byte, shared bool) (val []byte, found bool, err error) {
-	if t.stmt.skip {
-		if ok, err := t.txn.LockNow(key, shared); err != nil || !ok {
+	if t.stmt.skip || t.stmt.nowait {
+		ok, err := t.txn.LockNow(key, shared)
+		switch {
+		case err != nil:
 			return nil, false, err
+		case !ok && t.stmt.nowait:
+			return nil, false, errLockNowait()
+		case !ok:
+			return nil, false, nil
 		}
 	} else if _, err := t.lockMode(ctx, key, shared); err != nil {
 		return nil, false, err
 	}
 	return t.txn.GetLatest(key)
+}
+
+func errLockNowait() error {
+	return mysql.NewSQLError(3572, mysql.SSUnknownSQLState,
+		"Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.")
 }
 
 // deadlocked rolls the transaction back as the victim of a deadlock, as

@@ -183,6 +183,69 @@ func TestSelectSkipLocked(t *testing.T) {
 	}
 }
 
+// TestSelectNowait: FOR UPDATE NOWAIT and FOR SHARE NOWAIT fail at once
+// with 3572 on a row another transaction holds in a conflicting mode,
+// leaving the transaction usable; FOR SHARE SKIP LOCKED passes over rows
+// held exclusively but reads rows others share.
+func TestSelectNowait(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	db.SetMaxOpenConns(12)
+	mustExec(t, db, "CREATE TABLE jobs (id INT PRIMARY KEY, v INT)")
+	mustExec(t, db, "INSERT INTO jobs VALUES (1, 10), (2, 20), (3, 30)")
+	query := func(tx *sql.Tx, q string, args ...any) (int, error) {
+		t.Helper()
+		got := make(chan error, 1)
+		var v int
+		go func() { got <- tx.QueryRow(q, args...).Scan(&v) }()
+		return v, doneWithin(t, got, q)
+	}
+	refused := func(tx *sql.Tx, q string, args ...any) {
+		t.Helper()
+		if _, err := query(tx, q, args...); errCode(err) != 3572 {
+			t.Fatalf("%s: %v, want 3572", q, err)
+		}
+	}
+	holder := beginOn(t, db)
+	if _, err := query(holder, "SELECT v FROM jobs WHERE id = 1 FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	b := beginOn(t, db)
+	refused(b, "SELECT v FROM jobs WHERE id = 1 FOR UPDATE NOWAIT")
+	refused(b, "SELECT v FROM jobs WHERE id = ? FOR UPDATE NOWAIT", 1) // prepared
+	refused(b, "SELECT v FROM jobs WHERE id = 1 FOR SHARE NOWAIT")
+	// The refusal ends the statement only.
+	if v, err := query(b, "SELECT v FROM jobs WHERE id = 2 FOR UPDATE NOWAIT"); err != nil || v != 20 {
+		t.Fatalf("another row in the same transaction: %d, %v", v, err)
+	}
+	if _, err := holder.Exec("ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	// Sharers do not refuse each other; a writer is refused by them.
+	for range 2 {
+		if v, err := query(beginOn(t, db), "SELECT v FROM jobs WHERE id = 1 FOR SHARE NOWAIT"); err != nil || v != 10 {
+			t.Fatalf("a second sharer: %d, %v", v, err)
+		}
+	}
+	refused(beginOn(t, db), "SELECT v FROM jobs WHERE id = 1 FOR UPDATE NOWAIT")
+	// Row 1 is shared, row 2 held by b, row 3 free.
+	rows, err := beginOn(t, db).Query("SELECT id FROM jobs ORDER BY id FOR SHARE SKIP LOCKED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if rows.Err() != nil || fmt.Sprint(ids) != "[1 3]" {
+		t.Fatalf("FOR SHARE SKIP LOCKED: %v, %v; want [1 3]", ids, rows.Err())
+	}
+}
+
 // TestForeignKeySharedLocksRandom: transactions insert and re-parent
 // children while others delete and re-create their parents, in random
 // orders, with deadlocks and refusals retried or skipped. However they
