@@ -1,6 +1,9 @@
 package server
 
-import gms "github.com/dolthub/go-mysql-server/sql"
+import (
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/encodings"
+)
 
 // handshakeCollation gives a new session the character set and collation
 // the client asked for in its handshake (character_set_client,
@@ -28,4 +31,36 @@ func handshakeCollation(base *gms.BaseSession, id uint8) {
 	}
 	// Last: setting character_set_connection resets it.
 	_ = base.SetSessionVariable(ctx, "collation_connection", c.Name())
+}
+
+// clientDecoder is the decoder from character_set_client to UTF-8, nil
+// when statements need none: the client sends UTF-8 (or ASCII), or
+// binary, whose bytes are taken as they are.
+func (st *connState) clientDecoder() encodings.Encoder {
+	cs := gms.CharacterSetID(st.clientCharset.Load())
+	if cs == 0 && st.mc != nil {
+		cs = gms.CollationID(st.mc.CharacterSet).CharacterSet()
+	}
+	switch cs {
+	case 0, gms.CharacterSet_utf8mb4, gms.CharacterSet_utf8mb3, gms.CharacterSet_binary, gms.CharacterSet_ascii:
+		return nil
+	}
+	return cs.Encoder()
+}
+
+// toUTF8 is statement text q, sent in character_set_client, in UTF-8,
+// which is what go-mysql-server parses: MySQL reads a string literal in
+// the client's character set (and converts it to its column's), where
+// go-mysql-server takes its bytes for UTF-8 and fails them. A string
+// with an introducer (_binary '...') is converted too. Text the client's
+// character set cannot decode is left as it is.
+func (st *connState) toUTF8(q string) string {
+	dec := st.clientDecoder()
+	if dec == nil || !hasNonASCII([]byte(q)) {
+		return q
+	}
+	if b, ok := dec.Decode([]byte(q)); ok {
+		return string(b)
+	}
+	return q
 }

@@ -250,14 +250,14 @@ func (pc *protoConn) rewrite(pkt []byte) []byte {
 	body := pkt[4:]
 	switch body[0] {
 	case comQuery:
-		q := string(body[1:])
+		q := pc.st.toUTF8(string(body[1:]))
 		if pc.st.noBackslash.Load() {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}
 		q = rsql.RewriteLockingClause(rsql.RewriteQuantified(quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())))
 		return frame(append([]byte{body[0]}, q...))
 	case comStmtPrepare:
-		q := string(body[1:])
+		q := pc.st.toUTF8(string(body[1:]))
 		if pc.st.noBackslash.Load() {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}

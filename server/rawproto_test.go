@@ -55,6 +55,12 @@ func dialRaw(t testing.TB, addr, db string) *rawConn {
 // dialRawCaps is dialRaw with more client capabilities.
 func dialRawCaps(t testing.TB, addr, db string, extra uint32) *rawConn {
 	t.Helper()
+	return dialRawCollation(t, addr, db, extra, 33) // utf8_general_ci
+}
+
+// dialRawCollation is dialRawCaps with the handshake's collation id.
+func dialRawCollation(t testing.TB, addr, db string, extra uint32, collation byte) *rawConn {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +90,7 @@ func dialRawCaps(t testing.TB, addr, db string, extra uint32) *rawConn {
 	var resp []byte
 	resp = binary.LittleEndian.AppendUint32(resp, caps)
 	resp = binary.LittleEndian.AppendUint32(resp, 1<<24)
-	resp = append(resp, 33) // utf8_general_ci
+	resp = append(resp, collation)
 	resp = append(resp, make([]byte, 23)...)
 	resp = append(resp, "root"...)
 	resp = append(resp, 0, 0) // user, empty auth response

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,10 @@ type connState struct {
 	handshake uint16 // status flags of the handshake
 	// noBackslash mirrors the session's NO_BACKSLASH_ESCAPES for protoConn.
 	noBackslash, ansiQuotes atomic.Bool
+	// clientCharset mirrors character_set_client for protoConn, as a
+	// gms.CharacterSetID: 0 until the session's first statement has run
+	// (the handshake's collation says it until then).
+	clientCharset atomic.Int32
 	// cursor: the COM_STMT_EXECUTE being served opened a cursor.
 	cursor atomic.Bool
 	mu     sync.Mutex
@@ -205,5 +210,10 @@ func (h *handler) syncStatus(c *mysql.Conn) {
 	st.noBackslash.Store(f&statusNoBackslashEsc != 0)
 	v, _ := sess.GetSessionVariable(nil, "sql_mode")
 	st.ansiQuotes.Store(hasMode(v, "ANSI_QUOTES") || hasMode(v, "ANSI"))
+	if v, _ := sess.GetSessionVariable(nil, "character_set_client"); v != nil {
+		if cs, err := gms.ParseCharacterSet(fmt.Sprint(v)); err == nil {
+			st.clientCharset.Store(int32(cs))
+		}
+	}
 	c.StatusFlags = c.StatusFlags&^sessionStatusMask | f
 }
