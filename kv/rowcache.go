@@ -143,10 +143,10 @@ func (c *rowCache) clear() {
 // rowHash returns key's latch hash and the cache generation a fill after
 // a read from Pebble must still find.
 func (s *Store) rowHash(key []byte) (h, gen uint64) {
-	if s.rows == nil {
-		return 0, 0
+	if s.rows != nil {
+		gen = s.rows.gen.Load()
 	}
-	return s.latches.hash(key), s.rows.gen.Load()
+	return s.latches.hash(key), gen
 }
 
 // cachedRow answers a read of key at timestamp r from the row cache, when
@@ -161,30 +161,23 @@ func (s *Store) cachedRow(key []byte, h, r uint64) (val []byte, found, ok bool) 
 // fillRow puts what a read at timestamp r found in Pebble (the version at
 // vts, or none) into the row cache, if no commit to key is newer than r.
 func (s *Store) fillRow(key []byte, h, gen, r, vts uint64, val []byte) {
-	if s.rows == nil {
-		return
+	if s.rows != nil {
+		s.newestBelow(key, h, gen, r, vts, val, true)
 	}
-	st := stripeOf(h)
-	s.latches.stripes[st].Lock()
-	if rc := &s.latches.recent[st]; rc.covers(r, s.bypassHorizon.Load()) && !rc.conflicts(h, r) {
-		s.rows.fill(key, h, gen, vts, val)
-	}
-	s.latches.stripes[st].Unlock()
 }
 
-// newestBelow reports whether a read of key from an iterator holding
-// every commit at or below r found its newest version (at vts, or none):
-// so when no commit to key above r is known. It then puts a found
-// version in the row cache as fillRow does.
-func (s *Store) newestBelow(key []byte, gen, r, vts uint64, val []byte, found bool) bool {
-	h := s.latches.hash(key)
+// newestBelow reports whether a read of key (latch hash h) that saw every
+// commit at or below r found its newest version (at vts, or none): so
+// whether no commit to key above r is known. If so and fill is set, the
+// version goes into the row cache.
+func (s *Store) newestBelow(key []byte, h, gen, r, vts uint64, val []byte, fill bool) bool {
 	st := stripeOf(h)
 	s.latches.stripes[st].Lock()
 	defer s.latches.stripes[st].Unlock()
 	if rc := &s.latches.recent[st]; !rc.covers(r, s.bypassHorizon.Load()) || rc.conflicts(h, r) {
 		return false
 	}
-	if found && s.rows != nil {
+	if fill && s.rows != nil {
 		s.rows.fill(key, h, gen, vts, val)
 	}
 	return true

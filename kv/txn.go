@@ -144,7 +144,7 @@ func (t *Txn) GetLatest(key []byte) (value []byte, found bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		if t.latestBypasses == s.bypasses.Load() && s.newestBelow(key, gen, t.latestTS, vts, value, found) {
+		if t.latestBypasses == s.bypasses.Load() && s.newestBelow(key, h, gen, t.latestTS, vts, value, found) {
 			return value, found, nil
 		}
 	}
