@@ -53,6 +53,15 @@ func doneWithin(t *testing.T, ch <-chan error, what string) error {
 	return nil
 }
 
+// scanWithin scans the one row q (with args) returns in tx into dest,
+// failing the test if it still waits when doneWithin gives up.
+func scanWithin(t *testing.T, tx *sql.Tx, dest any, q string, args ...any) error {
+	t.Helper()
+	got := make(chan error, 1)
+	go func() { got <- tx.QueryRow(q, args...).Scan(dest) }()
+	return doneWithin(t, got, q)
+}
+
 // TestForeignKeyChecksShareParent: transactions that insert children of
 // one parent do not wait for each other (the parent row's lock is
 // shared, as InnoDB's S lock), and a DELETE of the parent waits for them,
@@ -110,10 +119,8 @@ func TestSelectForShare(t *testing.T) {
 	if err := a.QueryRow("SELECT v FROM t WHERE id = 1 FOR SHARE").Scan(&v); err != nil || v != 10 {
 		t.Fatalf("a: %v %d", err, v)
 	}
-	got := make(chan error, 1)
-	go func() { got <- b.QueryRow("SELECT v FROM t WHERE id = 1 LOCK IN SHARE MODE").Scan(&v) }()
-	if err := doneWithin(t, got, "b's shared read beside a's"); err != nil {
-		t.Fatal(err)
+	if err := scanWithin(t, b, &v, "SELECT v FROM t WHERE id = 1 LOCK IN SHARE MODE"); err != nil {
+		t.Fatalf("b's shared read beside a's: %v", err)
 	}
 	upd := execAsync(c, "UPDATE t SET v = 11 WHERE id = 1")
 	stillWaiting(t, upd, "an UPDATE of a row two transactions share")
@@ -128,6 +135,7 @@ func TestSelectForShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := beginOn(t, db)
+	got := make(chan error, 1)
 	go func() { got <- d.QueryRow("SELECT v FROM t WHERE id = 1 FOR SHARE").Scan(&v) }()
 	stillWaiting(t, got, "a shared read of a row being updated")
 	if err := c.Commit(); err != nil {
@@ -155,12 +163,8 @@ func TestSelectSkipLocked(t *testing.T) {
 	for w := 0; w < 3; w++ {
 		tx := beginOn(t, db)
 		txs = append(txs, tx)
-		got := make(chan error, 1)
 		var id int
-		go func() {
-			got <- tx.QueryRow("SELECT id FROM jobs WHERE state = 'ready' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED").Scan(&id)
-		}()
-		if err := doneWithin(t, got, "a worker's SKIP LOCKED pick"); err != nil {
+		if err := scanWithin(t, tx, &id, "SELECT id FROM jobs WHERE state = 'ready' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"); err != nil {
 			t.Fatalf("worker %d: %v", w, err)
 		}
 		if seen[id] {
@@ -195,10 +199,9 @@ func TestSelectNowait(t *testing.T) {
 	mustExec(t, db, "INSERT INTO jobs VALUES (1, 10), (2, 20), (3, 30)")
 	query := func(tx *sql.Tx, q string, args ...any) (int, error) {
 		t.Helper()
-		got := make(chan error, 1)
 		var v int
-		go func() { got <- tx.QueryRow(q, args...).Scan(&v) }()
-		return v, doneWithin(t, got, q)
+		err := scanWithin(t, tx, &v, q, args...)
+		return v, err
 	}
 	refused := func(tx *sql.Tx, q string, args ...any) {
 		t.Helper()
