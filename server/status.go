@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -211,8 +210,10 @@ func (h *handler) syncStatus(c *mysql.Conn) {
 	v, _ := sess.GetSessionVariable(nil, "sql_mode")
 	st.ansiQuotes.Store(hasMode(v, "ANSI_QUOTES") || hasMode(v, "ANSI"))
 	if v, _ := sess.GetSessionVariable(nil, "character_set_client"); v != nil {
-		if cs, err := gms.ParseCharacterSet(fmt.Sprint(v)); err == nil {
-			st.clientCharset.Store(int32(cs))
+		if name, ok := v.(string); ok {
+			if cs, err := gms.ParseCharacterSet(name); err == nil {
+				st.clientCharset.Store(int32(cs))
+			}
 		}
 	}
 	c.StatusFlags = c.StatusFlags&^sessionStatusMask | f
