@@ -72,7 +72,7 @@ func (m *Manager) SubmitDropColumn(dbName, tableName string, tableID int64, quer
 	switch {
 	case rebuild:
 		if _, ok := m.indexer.(ColumnConverter); !ok {
-			return 0, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'DROP COLUMN of a column in a multi-column index' here"}
+			return 0, &UnsupportedError{Feature: "DROP COLUMN of a column in a multi-column index"}
 		}
 		j.Mode = "txn"
 	case len(ixs) > 0:
@@ -105,10 +105,10 @@ func (m *Manager) submitColumnJob(typ, dbName, tableName string, tableID int64, 
 func DropColumnIndexes(t *catalog.Table, name string) (alone []IndexSpec, rebuild bool, err error) {
 	c, _ := t.ColumnByName(name)
 	if c == nil {
-		return nil, false, &Error{Code: 1091, Msg: fmt.Sprintf("Can't DROP '%s'; check that column/key exists", name)}
+		return nil, false, &CantDropError{Name: name}
 	}
 	if c.ID == t.HandleColumn || slices.Contains(t.PKColumns, c.ID) {
-		return nil, false, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
+		return nil, false, &UnsupportedError{Feature: "ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column"}
 	}
 	for _, ix := range t.Indexes {
 		in := 0
@@ -121,9 +121,9 @@ func DropColumnIndexes(t *catalog.Table, name string) (alone []IndexSpec, rebuil
 		case in == 0:
 			continue
 		case ix.Primary:
-			return nil, false, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column'"}
+			return nil, false, &UnsupportedError{Feature: "ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column"}
 		case ix.State != catalog.StatePublic:
-			return nil, false, &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+			return nil, false, ErrTableChanged
 		case in < len(ix.Columns):
 			rebuild = true
 			continue
@@ -143,7 +143,7 @@ func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
 		return err
 	}
 	if len(t.Columns) == 1 {
-		return &Error{Code: 1090, Msg: "You can't delete all columns with ALTER TABLE; use DROP TABLE instead"}
+		return ErrDropAllColumns
 	}
 	removeIndexIDs(t, alone, func(s IndexSpec) int64 { return s.ID })
 	c, i := t.ColumnByName(spec.Of)
@@ -159,7 +159,7 @@ func DropColumnFrom(t *catalog.Table, spec ColumnSpec) error {
 func dropInstant(t *catalog.Table, spec ColumnSpec) error {
 	if ixs, rebuild, err := DropColumnIndexes(t, spec.Of); err != nil || len(ixs) > 0 || rebuild {
 		if err == nil {
-			err = &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+			err = ErrTableChanged
 		}
 		return err
 	}
@@ -175,7 +175,7 @@ func sameIndexes(t *catalog.Table, j *Job) error {
 		return err
 	}
 	if rebuild || !slices.EqualFunc(ixs, j.Indexes, func(a, b IndexSpec) bool { return a.ID == b.ID }) {
-		return &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+		return ErrTableChanged
 	}
 	return nil
 }
@@ -191,11 +191,11 @@ func (m *Manager) SubmitModifyColumn(dbName, tableName string, tableID int64, qu
 func ModifyColumnIn(t *catalog.Table, spec ColumnSpec) error {
 	old, i := t.ColumnByName(spec.Of)
 	if old == nil {
-		return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.Of, t.Name)}
+		return &UnknownColumnError{Column: spec.Of, Table: t.Name}
 	}
 	c := spec.Column
 	if other, j := t.ColumnByName(c.Name); other != nil && j != i {
-		return &Error{Code: 1060, Msg: fmt.Sprintf("Duplicate column name '%s'", c.Name)}
+		return &DuplicateColumnError{Column: c.Name}
 	}
 	c.ID, c.Origin = old.ID, old.Origin
 	cols := append(append([]catalog.Column{}, t.Columns[:i]...), t.Columns[i+1:]...)
@@ -210,7 +210,7 @@ func ModifyColumnIn(t *catalog.Table, spec ColumnSpec) error {
 			}
 		}
 		if after < 0 {
-			return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.After, t.Name)}
+			return &UnknownColumnError{Column: spec.After, Table: t.Name}
 		}
 		pos = after + 1
 	}
@@ -223,7 +223,7 @@ func ModifyColumnIn(t *catalog.Table, spec ColumnSpec) error {
 // since the change was judged to need no rewrite.
 func modifyInPlace(t *catalog.Table, spec ColumnSpec) error {
 	if old, _ := t.ColumnByName(spec.Of); old != nil && spec.OldID != 0 && (old.ID != spec.OldID || old.Type != spec.WasType) {
-		return &Error{Code: 1412, Msg: "Table definition has changed, please retry transaction"}
+		return ErrTableChanged
 	}
 	return ModifyColumnIn(t, spec)
 }
@@ -238,7 +238,7 @@ func (m *Manager) SubmitAddColumn(dbName, tableName string, tableID int64, query
 func AddColumnTo(t *catalog.Table, spec ColumnSpec) error {
 	c := spec.Column
 	if old, _ := t.ColumnByName(c.Name); old != nil {
-		return &Error{Code: 1060, Msg: fmt.Sprintf("Duplicate column name '%s'", c.Name)}
+		return &DuplicateColumnError{Column: c.Name}
 	}
 	pos := len(t.Columns)
 	if spec.First {
@@ -246,7 +246,7 @@ func AddColumnTo(t *catalog.Table, spec ColumnSpec) error {
 	} else if spec.After != "" {
 		_, i := t.ColumnByName(spec.After)
 		if i < 0 {
-			return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.After, t.Name)}
+			return &UnknownColumnError{Column: spec.After, Table: t.Name}
 		}
 		pos = i + 1
 	}
@@ -294,7 +294,7 @@ func changeColumnInstantly(_ *catalog.Change, t *catalog.Table, j *Job) error {
 		return errNoTable(j)
 	}
 	if len(j.Columns) != 1 {
-		return &Error{Code: 1105, Msg: fmt.Sprintf("%s job with %d columns", j.Type, len(j.Columns))}
+		return fmt.Errorf("ddl: %s job with %d columns", j.Type, len(j.Columns))
 	}
 	change := AddColumnTo
 	switch j.Type {

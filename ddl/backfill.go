@@ -133,7 +133,7 @@ func (m *Manager) prepareTasks(id int64) (*Job, *catalog.Table, []int64, error) 
 // errNoTable is a job's failure once its table is gone (dropped, or its
 // database dropped, while the job was queued or running).
 func errNoTable(j *Job) error {
-	return &Error{Code: 1146, Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", j.DBName, j.TableName)}
+	return &NoSuchTableError{DB: j.DBName, Table: j.TableName}
 }
 
 // backfill fills the job's indexes from every row that existed when the

@@ -39,7 +39,7 @@ func DoomKey(tableID, columnID int64, rowKey []byte) []byte {
 
 // DoomValue is a doom record: the error the job fails with.
 func DoomValue(code uint16, msg string) []byte {
-	b, _ := json.Marshal(Error{Code: code, Msg: msg})
+	b, _ := json.Marshal(RecordedError{Code: code, Msg: msg})
 	return b
 }
 
@@ -57,9 +57,9 @@ func (m *Manager) firstDoom(j *Job) error {
 	if !it.Valid() {
 		return it.Err()
 	}
-	var e Error
+	var e RecordedError
 	if err := json.Unmarshal(it.Value(), &e); err != nil || e.Code == 0 {
-		return &Error{Code: 1265, Msg: "Data truncated for column '" + j.Columns[0].Column.Name + "' at row 1"}
+		return &TruncatedError{Column: j.Columns[0].Column.Name}
 	}
 	return &e
 }

@@ -128,7 +128,7 @@ func (m *Manager) retryStep(ctx context.Context, id int64, err error, canFail bo
 func (m *Manager) endCancelled(id int64) error {
 	m.update(id, func(j *Job) {
 		j.State, j.End = JobCancelled, time.Now()
-		j.Error, j.ErrCode = ErrCancelled.Msg, ErrCancelled.Code
+		j.ErrCode, j.Error = m.indexer.Describe(ErrCancelled)
 	})
 	if err := m.persist(id); err != nil {
 		return err

@@ -116,7 +116,7 @@ func (m *Manager) holdIngestSnapshot(id int64) (release func(), err error) {
 // fail.
 func (m *Manager) restartIngest(j *Job, cause error) error {
 	if m.merging(j) {
-		return &Error{Code: 1105, Msg: fmt.Sprintf("the snapshot of DDL job %d was garbage-collected while the server was down; the job is rolled back, run it again", j.ID)}
+		return &SnapshotLostError{Job: j.ID}
 	}
 	m.log.Warn("DDL job restarts its ingest at a new snapshot", "job", j.ID, "err", cause)
 	if err := m.clearIndexRanges(j, func(s IndexSpec) int64 { return s.ID }); err != nil {

@@ -44,11 +44,13 @@
 //     INDEX and the column changes, which reuse the states and backfills.
 //   - throttle.go: the pacing that keeps a build from starving user
 //     transactions.
+//   - errors.go: the typed errors a job fails with.
 //
-// The package does not know SQL types: the layer above supplies an Indexer
-// that validates index definitions and turns stored rows into index
-// entries, so that DML and backfill produce byte-identical entries, and
-// converts a column's values (ColumnConverter) as DML does.
+// The package does not know SQL types or MySQL's error numbers: the layer
+// above supplies an Indexer that validates index definitions and turns
+// stored rows into index entries, so that DML and backfill produce
+// byte-identical entries, converts a column's values (ColumnConverter) as
+// DML does, and gives a failed job's error the code it records.
 package ddl
 
 import (
@@ -87,6 +89,9 @@ type Indexer interface {
 	// NewEncoder returns an EntryEncoder of the given indexes, for one
 	// goroutine: the bulk form of Entries.
 	NewEncoder(dbName string, t *catalog.Table, indexIDs []int64) (EntryEncoder, error)
+	// Describe gives a job's error the MySQL code and message a job
+	// records (see errors.go).
+	Describe(err error) (code uint16, msg string)
 }
 
 // EntryEncoder turns stored rows into index entries without allocating
@@ -111,29 +116,6 @@ type Settings struct {
 	DiskQuota    int64         // most temp-dir bytes one ingest job may use (tidb_ddl_disk_quota)
 	MDLWarnAfter time.Duration // report a transaction that holds a step up for longer
 }
-
-// Error is a job failure with a MySQL error code.
-type Error struct {
-	Code uint16
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-// DuplicateMessage is MySQL's text for a unique index's refusal (1062):
-// key shows the index's values as MySQL does, index is the name a user
-// gave it.
-func DuplicateMessage(key, table, index string) string {
-	return fmt.Sprintf("Duplicate entry '%s' for key '%s.%s'", key, table, UserIndexName(index))
-}
-
-// errDuplicate is a job's failure on a duplicate in a unique index.
-func errDuplicate(key, table, index string) *Error {
-	return &Error{Code: 1062, Msg: DuplicateMessage(key, table, index)}
-}
-
-// ErrCancelled is a job's error after ADMIN CANCEL DDL JOBS or KILL QUERY.
-var ErrCancelled = &Error{Code: 8214, Msg: "Cancelled DDL job"}
 
 // Manager runs schema-change jobs.
 type Manager struct {
@@ -364,7 +346,7 @@ func (m *Manager) Wait(ctx context.Context, id int64) error {
 	if j.State == JobDone {
 		return nil
 	}
-	return &Error{Code: j.ErrCode, Msg: j.Error}
+	return &RecordedError{Code: j.ErrCode, Msg: j.Error}
 }
 
 // Cancel asks a job to stop and roll back.

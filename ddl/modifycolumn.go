@@ -65,8 +65,7 @@ func UserIndexName(name string) string { return strings.TrimPrefix(name, HiddenI
 type ColumnConverter interface {
 	// ConvertRow returns stored row re-encoded with every changing column
 	// of t set from its source, and its entries in the indexes ids. A
-	// value that does not convert is an *Error naming row rowNum (MySQL's
-	// 1264, 1265, 1366, 1138).
+	// value that does not convert is a *BadValueError naming row rowNum.
 	ConvertRow(dbName string, t *catalog.Table, ids []int64, h int64, row []byte, rowNum int64) ([]byte, []Entry, error)
 	// FitKeyPart returns an index column of t with no prefix length when
 	// the column's type cannot have one or is not longer than it.
@@ -77,7 +76,7 @@ type ColumnConverter interface {
 // column's values online.
 func (m *Manager) SubmitModifyColumnReorg(dbName, tableName string, tableID int64, query string, spec ColumnSpec) (int64, error) {
 	if _, ok := m.indexer.(ColumnConverter); !ok {
-		return 0, &Error{Code: 1235, Msg: "This version of ReorgDB doesn't yet support 'MODIFY COLUMN that rewrites values' here"}
+		return 0, &UnsupportedError{Feature: "MODIFY COLUMN that rewrites values"}
 	}
 	return m.submit(&Job{
 		Type: JobModifyColumn, DBName: dbName, TableName: tableName, TableID: tableID,
@@ -239,7 +238,7 @@ func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) erro
 	spec := &j.Columns[0]
 	old, _ := t.ColumnByName(spec.Of)
 	if old == nil {
-		return &Error{Code: 1054, Msg: fmt.Sprintf("Unknown column '%s' in '%s'", spec.Of, t.Name)}
+		return &UnknownColumnError{Column: spec.Of, Table: t.Name}
 	}
 	// Checked again for an index added by a job that ran since the
 	// ALTER was checked.
@@ -430,7 +429,7 @@ func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 	}
 	m.update(id, func(j *Job) {
 		j.State, j.End, j.Comment = JobRolledBack, time.Now(), ""
-		if j.Error == ErrCancelled.Msg {
+		if j.Error == ErrCancelled.Error() {
 			j.State = JobCancelled
 		}
 	})
@@ -543,7 +542,7 @@ func putEntries(ctx context.Context, txn *kv.Txn, j *Job, h int64, ents []Entry)
 					return err
 				}
 				if other != h {
-					return errDuplicate(e.Display, j.TableName, indexName(j, e.IndexID))
+					return &DuplicateKeyError{Table: j.TableName, Index: indexName(j, e.IndexID), Key: e.Display}
 				}
 			}
 		}
@@ -567,7 +566,7 @@ func (m *Manager) convertRow(ctx context.Context, txn *kv.Txn, conv ColumnConver
 		return nil, nil, h, err
 	}
 	v, ents, err := conv.ConvertRow(j.DBName, t, ids, h, cur, 0)
-	var bad *Error
+	var bad *BadValueError
 	if errors.As(err, &bad) {
 		err = m.firstBadRow(j, t, h, bad)
 	}
@@ -585,7 +584,7 @@ func (m *Manager) convertRow(ctx context.Context, txn *kv.Txn, conv ColumnConver
 // whose value does not convert, and returns its error with its row
 // number, as MySQL's table copy reports it. Workers convert ranges in
 // parallel, so the row that failed first need not be the first bad one.
-func (m *Manager) firstBadRow(j *Job, t *catalog.Table, h int64, bad *Error) error {
+func (m *Manager) firstBadRow(j *Job, t *catalog.Table, h int64, bad *BadValueError) error {
 	conv := m.indexer.(ColumnConverter)
 	txn := m.store.Begin()
 	defer txn.Rollback()

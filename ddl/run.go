@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
@@ -308,7 +307,7 @@ func (m *Manager) addIndexDefinitions(ch *catalog.Change, t *catalog.Table, j *J
 	for i := range j.Indexes {
 		name := strings.ToLower(j.Indexes[i].Name)
 		if seen[name] {
-			return &Error{Code: 1061, Msg: fmt.Sprintf("Duplicate key name '%s'", j.Indexes[i].Name)}
+			return &DuplicateIndexError{Index: j.Indexes[i].Name}
 		}
 		seen[name] = true
 		ix, err := m.indexer.NewIndex(t, j.Indexes[i])
@@ -489,34 +488,14 @@ func (m *Manager) persistOrLog(id int64) {
 func (m *Manager) fail(id int64, cause error) {
 	m.update(id, func(j *Job) {
 		j.State, j.End = JobRolledBack, time.Now()
-		j.Error, j.ErrCode = errText(cause)
+		j.ErrCode, j.Error = m.indexer.Describe(cause)
 	})
 	m.persistOrLog(id)
 	m.finish(id)
 }
 
-func errText(err error) (string, uint16) {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Msg, e.Code
-	}
-	var full *kv.DiskFullError
-	if errors.As(err, &full) {
-		return fmt.Sprintf("Disk full (%s); waiting for someone to free some space... (errno: 28 - No space left on device)", full.Path), 1021
-	}
-	// The sort runs and sstables of an ingest build go to the temp dir.
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return fmt.Sprintf("Temporary file write failure (%v)", err), 1878
-	}
-	type coded interface{ SQLCode() uint16 }
-	if c, ok := err.(coded); ok {
-		return err.Error(), c.SQLCode()
-	}
-	return err.Error(), 1105
-}
-
 func (m *Manager) startRollback(ctx context.Context, id int64, cause error) error {
-	msg, code := errText(cause)
+	code, msg := m.indexer.Describe(cause)
 	m.update(id, func(j *Job) {
 		j.State = JobRollingBack
 		j.Error, j.ErrCode = msg, code
@@ -562,7 +541,7 @@ func (m *Manager) rollback(ctx context.Context, id int64) error {
 	}
 	m.update(id, func(j *Job) {
 		j.State, j.End = JobRolledBack, time.Now()
-		if j.Error == ErrCancelled.Msg {
+		if j.Error == ErrCancelled.Error() {
 			j.State = JobCancelled
 		}
 	})

@@ -3,6 +3,7 @@ package ddl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -179,7 +180,7 @@ func (e *runnerEnv) inject(point, action string) *bool {
 			*reached = true
 			switch action {
 			case "fail":
-				err = &Error{Code: 1105, Msg: "injected failure"}
+				err = errors.New("injected failure")
 			case "cancel":
 				e.m.Cancel(id)
 			case "kill":
@@ -432,4 +433,17 @@ func (e testEncoder) Encode(h int64, row []byte, emit func(ix int, key, value []
 		}
 	}
 	return nil
+}
+
+// Describe gives the codes the runner's testdata shows: the SQL layer's
+// for a cancellation and a corrupt index, 1105 for anything else.
+func (x testIndexer) Describe(err error) (uint16, string) {
+	var corrupt *CorruptIndexError
+	switch {
+	case errors.Is(err, ErrCancelled):
+		return 8214, err.Error()
+	case errors.As(err, &corrupt):
+		return 1712, err.Error()
+	}
+	return 1105, err.Error()
 }

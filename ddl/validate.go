@@ -29,7 +29,7 @@ func (m *Manager) duplicateError(j *Job, key, val []byte) error {
 			}
 		}
 	}
-	return errDuplicate(shown, j.TableName, name)
+	return &DuplicateKeyError{Table: j.TableName, Index: name, Key: shown}
 }
 
 // displayOfRow renders a unique entry's values from its row, read again by
@@ -142,7 +142,7 @@ func (m *Manager) findDuplicate(ctx context.Context, txn *kv.Txn, j *Job, t *cat
 						name = spec.Name
 					}
 				}
-				return errDuplicate(e.Display, j.TableName, name)
+				return &DuplicateKeyError{Table: j.TableName, Index: name, Key: e.Display}
 			}
 		}
 		return nil
@@ -170,7 +170,7 @@ func (m *Manager) findStaleEntry(ctx context.Context, txn *kv.Txn, j *Job, t *ca
 			if ok, err := m.rowHasEntry(txn, j, t, id, h, it.Key()); err != nil || !ok {
 				it.Close()
 				if err == nil {
-					err = &Error{Code: 1712, Msg: fmt.Sprintf("Index %s is corrupted: an entry has no matching row (handle %d)", indexName(j, id), h)}
+					err = &CorruptIndexError{Index: indexName(j, id), Handle: h}
 				}
 				return err
 			}

@@ -3,6 +3,7 @@
 # data directory: wall time, the server's CPU and the machine's CPU
 # (kernel writeback included) during the ALTER, and peak RSS.
 #   scripts/bench-idle-ab.sh DATA_DIR ROUNDS "name|binary" ...
+# A binary may come with an environment: "name|env GOGC=100 /path/to/reorgdb".
 # Load DATA_DIR first, e.g. with a server on it and
 #   reorgdb bench --dsn 'root:@tcp(127.0.0.1:4710)/' --rows 2000000 --plans idle
 set -euo pipefail
@@ -14,7 +15,7 @@ proc() { awk '{print $14+$15}' "/proc/$1/stat"; }
 for r in $(seq 1 "$rounds"); do
   for cfg in "$@"; do
     IFS='|' read -r name bin <<<"$cfg"
-    "$bin" serve --data-dir "$dir" --port 4712 --status-port 10712 --log-level warn 2>/dev/null &
+    $bin serve --data-dir "$dir" --port 4712 --status-port 10712 --log-level warn 2>/dev/null &
     pid=$!
     for _ in $(seq 1 100); do mysql -h127.0.0.1 -P4712 -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
     $M -e 'SELECT COUNT(*) FROM sbtest1' >/dev/null

@@ -123,7 +123,7 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 	}
 	scratch := cur.Clone()
 	if err := ddl.AddColumnTo(scratch, spec); err != nil {
-		return ddlToSQLError(err)
+		return jobError(err)
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
@@ -132,7 +132,7 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 		return t.alterTemp(ctx, scratch)
 	}
 	// The issuing transaction must not hold the job's metadata lock.
-	return ddlToSQLError(e.outsideMDL(ctx, func() error {
+	return jobError(e.outsideMDL(ctx, func() error {
 		id, err := e.DDL.SubmitAddColumn(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
 		if err != nil {
 			return err

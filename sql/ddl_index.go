@@ -31,7 +31,7 @@ func (x indexer) NewIndex(t *catalog.Table, spec ddl.IndexSpec) (*catalog.Index,
 	}
 	ix, err := newIndexDef(t, spec.Name, cols, spec.Unique || spec.Primary)
 	if err != nil {
-		return nil, sqlToDDLError(err)
+		return nil, err
 	}
 	ix.Comment = spec.Comment
 	ix.Primary = spec.Primary
@@ -143,40 +143,7 @@ func (e *entryEncoder) Encode(h int64, value []byte, emit func(ix int, key, valu
 func backfillError(err error) error {
 	var se *mysql.SQLError
 	if errors.As(err, &se) && se.Num == mysql.ERBadNullError {
-		return &ddl.Error{Code: mysql.ERInvalidUseOfNull, Msg: "Invalid use of NULL value"}
-	}
-	return err
-}
-
-// sqlToDDLError keeps a MySQL error's code when it crosses into a job.
-func sqlToDDLError(err error) error {
-	var se *mysql.SQLError
-	if errors.As(err, &se) {
-		return &ddl.Error{Code: uint16(se.Num), Msg: se.Message}
-	}
-	return err
-}
-
-// ddlToSQLError turns a job's error back into a MySQL error.
-func ddlToSQLError(err error) error {
-	var de *ddl.Error
-	if errors.As(err, &de) {
-		state := mysql.SSUnknownSQLState
-		switch de.Code {
-		case mysql.ERDupEntry:
-			state = mysql.SSDupKey
-		case mysql.ERDupFieldName:
-			state = "42S21"
-		case mysql.ERBadFieldError:
-			state = "42S22"
-		case mysql.ERWarnDataOutOfRange:
-			state = "22003"
-		case mysql.ERWarnDataTruncated:
-			state = "01000"
-		case mysql.ERInvalidUseOfNull:
-			state = "22004"
-		}
-		return mysql.NewSQLError(int(de.Code), state, "%s", de.Msg)
+		return mysql.NewSQLError(mysql.ERInvalidUseOfNull, sqlState(mysql.ERInvalidUseOfNull), "Invalid use of NULL value")
 	}
 	return err
 }
@@ -264,7 +231,7 @@ func (t *Table) addIndexJob(ctx *gms.Context, specs []ddl.IndexSpec) error {
 	for _, spec := range specs {
 		ix, err := (indexer{e}).NewIndex(scratch, spec)
 		if err != nil {
-			return ddlToSQLError(err)
+			return jobError(err)
 		}
 		scratch.Indexes = append(scratch.Indexes, ix)
 	}
@@ -279,7 +246,7 @@ func (t *Table) addIndexJob(ctx *gms.Context, specs []ddl.IndexSpec) error {
 		}
 		return e.DDL.Wait(ctx, id)
 	})
-	return ddlToSQLError(err)
+	return jobError(err)
 }
 
 // alterIndexClauses returns the ADD INDEX clauses of an ALTER TABLE
@@ -382,7 +349,7 @@ func (t *Table) DropIndex(ctx *gms.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		return ddlToSQLError(e.DDL.Wait(ctx, id))
+		return jobError(e.DDL.Wait(ctx, id))
 	})
 }
 

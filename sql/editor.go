@@ -685,7 +685,9 @@ func (s *autoIncSetter) AcquireAutoIncrementLock(*gms.Context) (func(), error) {
 }
 func (s *autoIncSetter) Close(*gms.Context) error { return nil }
 
-func dupMessage(val, table, index string) string { return ddl.DuplicateMessage(val, table, index) }
+func dupMessage(val, table, index string) string {
+	return (&ddl.DuplicateKeyError{Table: table, Index: index, Key: val}).Error()
+}
 
 func joinDash(vals []string) string {
 	var b bytes.Buffer

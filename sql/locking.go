@@ -246,11 +246,6 @@ func (t *Transaction) deadlocked(ctx *gms.Context) {
 	ctx.Session.SetIgnoreAutoCommit(false)
 }
 
-func errLockWaitTimeout() error {
-	return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
-		"Lock wait timeout exceeded; try restarting transaction")
-}
-
 func truncateQuery(q string) string {
 	if len(q) > 200 {
 		return q[:200] + "..."

@@ -138,14 +138,14 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 	}
 	scratch := cur.Clone()
 	if err := ddl.ModifyColumnIn(scratch, spec); err != nil {
-		return ddlToSQLError(err)
+		return jobError(err)
 	}
 	if _, err := buildMeta(t.m.dbName, scratch); err != nil {
 		return err
 	}
 	if reorg {
 		if err := ddl.CheckReplacements(indexer{e}, cur, spec); err != nil {
-			return ddlToSQLError(err)
+			return jobError(err)
 		}
 	}
 	if t.IsTemporary() {
@@ -301,7 +301,7 @@ func notInstantAlgorithm(reason string) error {
 // schema step waits for.
 func (t *Table) runColumnJob(ctx *gms.Context, submit func(db, table string, tableID int64, query string, spec ddl.ColumnSpec) (int64, error), spec ddl.ColumnSpec) error {
 	e := t.db.e
-	return ddlToSQLError(e.outsideMDL(ctx, func() error {
+	return jobError(e.outsideMDL(ctx, func() error {
 		id, err := submit(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
 		if err != nil {
 			return err
@@ -398,7 +398,7 @@ func (t *Table) DropColumn(ctx *gms.Context, name string) error {
 		err = ddl.DropColumnFrom(scratch, spec)
 	}
 	if err != nil {
-		return ddlToSQLError(err)
+		return jobError(err)
 	}
 	if (len(ixs) > 0 || rebuild) && instantRequested(ctx) {
 		return notInstantAlgorithm("Dropping a column that an index holds drops or rebuilds the index")

@@ -433,7 +433,7 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int6
 	}
 	out, err := m.encodeWithShadows(r, vals, nil, rowNum, nil)
 	if err != nil || len(ids) == 0 {
-		return out, nil, sqlToDDLError(err)
+		return out, nil, badValue(err)
 	}
 	ents, err := (&editor{t: &Table{m: m}}).entries(r, h, func(ix *indexMeta) bool {
 		return ix.def != nil && slices.Contains(ids, ix.def.ID)
@@ -502,5 +502,15 @@ func doomValue(err error) []byte {
 	if errors.As(err, &se) {
 		return ddl.DoomValue(uint16(se.Num), se.Message)
 	}
-	return ddl.DoomValue(1265, err.Error())
+	return ddl.DoomValue(mysql.ERWarnDataTruncated, err.Error())
+}
+
+// badValue marks a value's refusal by the new column type as the row
+// error that fails a reorganisation (ddl.BadValueError).
+func badValue(err error) error {
+	var se *mysql.SQLError
+	if errors.As(err, &se) {
+		return &ddl.BadValueError{Err: err}
+	}
+	return err
 }

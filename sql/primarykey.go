@@ -71,7 +71,7 @@ func (t *Table) DropPrimaryKey(ctx *gms.Context) error {
 		if err != nil {
 			return err
 		}
-		return ddlToSQLError(e.DDL.Wait(ctx, id))
+		return jobError(e.DDL.Wait(ctx, id))
 	})
 }
 

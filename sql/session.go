@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
-	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/ddl"
@@ -173,11 +172,6 @@ func (t *Transaction) rollback() {
 		t.txn.Rollback()
 		t.finish()
 	}
-}
-
-// ErrInterrupted is MySQL's 1317, for a statement that was killed.
-func ErrInterrupted() error {
-	return mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
 }
 
 func (s *Session) setCur(t *Transaction) {
@@ -404,30 +398,6 @@ func (s *Session) ReleaseSavepoint(ctx *gms.Context, tx gms.Transaction, name st
 	}
 	delete(t.savepoints, name)
 	return nil
-}
-
-// DiskFullError is MySQL's ER_DISK_FULL for a write refused because the
-// data directory's file system is full (kv.ErrDiskFull). MySQL waits for
-// space with this message; ReorgDB fails the write at once instead, and
-// accepts writes again once space is freed.
-func DiskFullError(path string) *mysql.SQLError {
-	return mysql.NewSQLError(mysql.ERDiskFull, mysql.SSUnknownSQLState,
-		"Disk full (%s); waiting for someone to free some space... (errno: 28 - No space left on device)", path)
-}
-
-// storageError gives storage errors that clients should tell apart their
-// MySQL error codes.
-func storageError(err error) error {
-	var full *kv.DiskFullError
-	if errors.As(err, &full) {
-		return DiskFullError(full.Path)
-	}
-	return err
-}
-
-func errDeadlock() error {
-	return mysql.NewSQLError(mysql.ERLockDeadlock, mysql.SSLockDeadlock,
-		"Deadlock found when trying to get lock; try restarting transaction")
 }
 
 // txnFrom returns the statement's transaction. go-mysql-server starts one
