@@ -21,7 +21,7 @@ for r in $(seq 1 "$rounds"); do
       start_mariadb "$WORK/data" 4713
       pid=$MPID
     else
-      "$bin" serve --data-dir "$WORK/data" --port 4713 --status-port -1 --log-level warn 2>/dev/null &
+      $bin serve --data-dir "$WORK/data" --port 4713 --status-port -1 --log-level warn 2>/dev/null &
       pid=$!
       wait_port 4713
     fi

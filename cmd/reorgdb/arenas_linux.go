@@ -11,11 +11,10 @@ import (
 // the variable is set. Pebble's block cache and memtables live in C
 // memory (with cgo), and glibc gives threads that allocate and free there
 // arenas of their own: with Go's many threads filling and evicting cache
-// blocks, up to a quarter of the server's memory was left stranded in
-// them (a 10M-row index build peaked at 920-1025 MiB RSS; 784-837 MiB with
-// two arenas, at the same speed; one arena saved another 20 MiB). glibc
-// reads the variable only at process start, and mallopt from init came
-// too late to help as much.
+// blocks, memory is left stranded in them and the server's resident
+// memory under an OLTP workload grows (docs/benchmarks.md, "Memory").
+// glibc reads the variable only at process start, and mallopt from init
+// comes too late to help as much.
 func limitMallocArenas() {
 	if os.Getenv("MALLOC_ARENA_MAX") != "" {
 		return

@@ -20,15 +20,10 @@ import (
 func main() {
 	limitMallocArenas()
 	if os.Getenv("GOGC") == "" {
-		// The heap is mostly short-lived per-statement garbage: collect
-		// less often than Go's default...
+		// The heap is mostly short-lived per-statement garbage: collecting
+		// less often than Go's default saves CPU per transaction for some
+		// resident memory (docs/benchmarks.md, "Memory").
 		debug.SetGCPercent(300)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// ...but not at the price of memory: an index build's sort buffer
-		// (innodb_ddl_buffer_size, 256 MiB by default) plus Pebble's cache
-		// and memtables must fit in about 1 GiB.
-		debug.SetMemoryLimit(640 << 20)
 	}
 	root := &cobra.Command{
 		Use:           "reorgdb",
