@@ -14,6 +14,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl/pace"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -338,7 +339,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 	if j.isReorg() {
 		batchFn = m.convertBatch
 	}
-	retried := func(backoff time.Duration) { retries.Add(1); pc.exclude(backoff) }
+	retried := func(backoff time.Duration) { retries.Add(1); pc.Exclude(backoff) }
 	for !task.Done {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -357,7 +358,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 		}
 		*task = nextTask
 		m.update(j.ID, func(jj *Job) { jj.RowCount += n })
-		if err := pc.pace(ctx); err != nil {
+		if err := pc.Pace(ctx); err != nil {
 			return err
 		}
 		if d := m.settings().BatchDelay; d > 0 {
@@ -376,7 +377,7 @@ func (m *Manager) runTask(ctx context.Context, j *Job, t *catalog.Table, ids []i
 // locks it, without waiting (a row a transaction holds ends the batch
 // before it), and indexed from its newest version: so the batch and DML
 // serialize on the row, and neither fails the other's commit.
-func (m *Manager) backfillBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
+func (m *Manager) backfillBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pace.Pacer) (int64, Task, error) {
 	txn := m.store.Begin()
 	defer txn.Rollback()
 	it := txn.NewIter(codec.RecordKey(j.TableID, task.Next), codec.PrefixEnd(codec.RecordKey(j.TableID, task.End)), false)
@@ -409,7 +410,7 @@ func (m *Manager) backfillBatch(ctx context.Context, j *Job, t *catalog.Table, i
 // commitBatch commits a batch of n rows of task ti, the last with handle
 // last, together with the task's new checkpoint (done unless more rows
 // follow).
-func commitBatch(txn *kv.Txn, j *Job, ti int, task Task, n, last int64, more bool, pc *pacer) (int64, Task, error) {
+func commitBatch(txn *kv.Txn, j *Job, ti int, task Task, n, last int64, more bool, pc *pace.Pacer) (int64, Task, error) {
 	task.Rows += n
 	if !more {
 		task.Done, task.Next = true, task.End
@@ -424,7 +425,7 @@ func commitBatch(txn *kv.Txn, j *Job, ti int, task Task, n, last int64, more boo
 	commitStart := time.Now()
 	_, cerr := txn.Commit()
 	if pc != nil {
-		pc.exclude(time.Since(commitStart))
+		pc.Exclude(time.Since(commitStart))
 	}
 	if cerr != nil {
 		return 0, task, cerr

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/ddl/pace"
 )
 
 // JobDropIndex takes an index away: public -> write-only -> delete-only ->
@@ -121,7 +122,7 @@ func (m *Manager) retryStep(ctx context.Context, id int64, err error, canFail bo
 		return nil
 	}
 	m.log.Warn("DDL job retries", "job", id, "err", err)
-	return sleepCtx(ctx, 100*time.Millisecond)
+	return pace.Sleep(ctx, 100*time.Millisecond)
 }
 
 // endCancelled ends a job cancelled before it changed anything.

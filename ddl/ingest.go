@@ -16,6 +16,7 @@ import (
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
 	"github.com/reorgdb/reorgdb/ddl/extsort"
+	"github.com/reorgdb/reorgdb/ddl/pace"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -400,7 +401,7 @@ func (m *Manager) pacedSinks(ctx context.Context, parts int, sink func(p int) fu
 		add, pc, n := sink(p), m.newPacer(parts), 0
 		return func(k, v []byte) error {
 			if n++; n%2048 == 0 {
-				if err := pc.pace(ctx); err != nil {
+				if err := pc.Pace(ctx); err != nil {
 					return err
 				}
 			}
@@ -532,7 +533,7 @@ func (m *Manager) sortBuffers(ctx context.Context, j *Job, bufs []*extsort.Buffe
 		srcs = append(srcs, b)
 		g.Go(func() error {
 			pc := m.newPacer(m.threads())
-			b.Sort(func() { _ = pc.pace(ctx) })
+			b.Sort(func() { _ = pc.Pace(ctx) })
 			return nil
 		})
 	}
@@ -545,7 +546,7 @@ func (m *Manager) sortBuffers(ctx context.Context, j *Job, bufs []*extsort.Buffe
 // scanTask encodes the entries of a task's rows at the snapshot, from
 // where the task got to, until its end or until the round's memory budget
 // is used; it advances the task.
-func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryEncoder, emit func(int, []byte, []byte) error, pc *pacer, task *Task, used *atomic.Int64, budget int64) error {
+func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryEncoder, emit func(int, []byte, []byte) error, pc *pace.Pacer, task *Task, used *atomic.Int64, budget int64) error {
 	set := m.settings()
 	batch := int64(max(1, set.BatchSize))
 	start := codec.RecordKey(j.TableID, task.Next)
@@ -573,7 +574,7 @@ func (m *Manager) scanTask(ctx context.Context, snap *kv.Txn, j *Job, enc EntryE
 			// Progress is shown per batch of rows; the pacer and the batch
 			// delay throttle.
 			m.update(j.ID, func(jj *Job) { jj.RowCount += batch })
-			if err := pc.pace(ctx); err != nil {
+			if err := pc.Pace(ctx); err != nil {
 				return err
 			}
 			if err := m.stall(ctx, j.ID, "scan"); err != nil {

@@ -42,7 +42,7 @@
 //     its merge.
 //   - drop.go, addcolumn.go, dropcolumn.go, modifycolumn.go, doom.go: DROP
 //     INDEX and the column changes, which reuse the states and backfills.
-//   - throttle.go: the pacing that keeps a build from starving user
+//   - package pace: the pacing that keeps a build from starving user
 //     transactions.
 //   - errors.go: the typed errors a job fails with.
 //
@@ -66,6 +66,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl/pace"
 	"github.com/reorgdb/reorgdb/kv"
 	"github.com/reorgdb/reorgdb/mdl"
 )
@@ -132,7 +133,7 @@ type Manager struct {
 	running map[int64]bool
 	// stopWait ends a job's metadata-lock wait when it is cancelled.
 	stopWait map[int64]context.CancelFunc
-	fg       foreground
+	fg       pace.Foreground // whether users are active, for pacing and memory
 	// The ingest phase each job is in, and since when (for the log).
 	phase      map[int64]string
 	phaseSince map[int64]time.Time
@@ -154,6 +155,16 @@ func NewManager(store *kv.Store, cat *catalog.Catalog, lock *mdl.Lock, indexer I
 		phase: map[int64]string{}, phaseSince: map[int64]time.Time{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
+}
+
+// SetForeground gives the manager a count of user transactions started,
+// which it watches to tell whether users are active.
+func (m *Manager) SetForeground(count func() int64) { m.fg.SetCount(count) }
+
+// newPacer paces one of a job's workers goroutines to the job's CPU share
+// (Settings.CPUShare) while users are active.
+func (m *Manager) newPacer(workers int) *pace.Pacer {
+	return pace.New(func() int { return m.settings().CPUShare }, m.fg.Active, workers)
 }
 
 // Start loads the stored jobs and resumes the unfinished ones.

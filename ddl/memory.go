@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reorgdb/reorgdb/ddl/pace"
 	"github.com/reorgdb/reorgdb/internal/malloctrim"
 )
 
@@ -31,7 +32,7 @@ const buildGCPercent = 50
 func (m *Manager) holdMemory() (release func()) {
 	memHolds.Lock()
 	if memHolds.n == 0 {
-		memHolds.stopGC = whileIdle(m.foregroundActive, lowerGCPercent, foregroundWindow)
+		memHolds.stopGC = pace.WhileIdle(m.fg.Active, lowerGCPercent, pace.Window)
 		// The snapshot scan churns Pebble's block cache, whose C memory
 		// glibc would keep resident in holes: trim it while builds run.
 		stop := make(chan struct{})
@@ -74,39 +75,5 @@ func lowerGCPercent() (restore func()) {
 // block once and gains nothing from the cache. As soon as users are
 // active the cache gets its room back, since their reads do depend on it.
 func (m *Manager) borrowCache(n int64) (stop func()) {
-	return whileIdle(m.foregroundActive, func() func() { return m.store.ChargeCache(n) }, foregroundWindow)
-}
-
-// whileIdle holds what take returns whenever active says no, gives it back
-// (calls it) whenever active says yes, checking every period, until stop.
-func whileIdle(active func() bool, take func() (giveBack func()), period time.Duration) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		var giveBack func()
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			switch a := active(); {
-			case a && giveBack != nil:
-				giveBack()
-				giveBack = nil
-			case !a && giveBack == nil:
-				giveBack = take()
-			}
-			select {
-			case <-done:
-				if giveBack != nil {
-					giveBack()
-				}
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	return pace.WhileIdle(m.fg.Active, func() func() { return m.store.ChargeCache(n) }, pace.Window)
 }

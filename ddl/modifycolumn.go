@@ -10,6 +10,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl/pace"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -480,7 +481,7 @@ const rowLockWait = time.Second
 // locked as DML locks it, without waiting (a row a transaction holds ends
 // the batch before it), and converted from its newest version: so the
 // batch and DML serialize on the row, and neither fails the other.
-func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pacer) (int64, Task, error) {
+func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pace.Pacer) (int64, Task, error) {
 	conv := m.indexer.(ColumnConverter)
 	txn := m.store.Begin()
 	defer txn.Rollback()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl/pace"
 	"github.com/reorgdb/reorgdb/kv"
 	"github.com/reorgdb/reorgdb/mdl"
 )
@@ -179,7 +180,7 @@ func (m *Manager) holdPaused(ctx context.Context, j *Job) (bool, error) {
 			m.update(j.ID, func(j *Job) { j.State = JobPaused })
 			m.persistOrLog(j.ID)
 		}
-		return true, sleepCtx(ctx, 20*time.Millisecond)
+		return true, pace.Sleep(ctx, 20*time.Millisecond)
 	}
 	if j.State == JobPaused || j.State == JobQueueing {
 		m.update(j.ID, func(j *Job) {
@@ -260,7 +261,7 @@ func (m *Manager) afterStepError(ctx context.Context, id int64, err error) error
 	cur, _ := m.snapshot(id)
 	switch {
 	case isRetryable(err) || cur.SchemaState == catalog.StatePublic:
-		return sleepCtx(ctx, 10*time.Millisecond)
+		return pace.Sleep(ctx, 10*time.Millisecond)
 	case cur.SchemaState == catalog.StateAbsent:
 		m.fail(id, err)
 		return nil
@@ -396,7 +397,7 @@ func (m *Manager) stall(ctx context.Context, id int64, phase string) error {
 	m.update(id, func(j *Job) { j.Comment += " stalled=" + phase })
 	defer m.update(id, func(j *Job) { j.Comment = strings.ReplaceAll(j.Comment, " stalled="+phase, "") })
 	for m.settings().StallPhase == phase {
-		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+		if err := pace.Sleep(ctx, 10*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -1,10 +1,8 @@
-package ddl
+package pace
 
 import (
 	"context"
 	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,12 +29,12 @@ func TestPacerShare(t *testing.T) {
 		if tc.active && tc.share < 100 && per < 1 {
 			want = time.Duration(float64(10*time.Millisecond) * (1/per - 1))
 		}
-		m := &Manager{settings: func() Settings { return Settings{CPUShare: tc.share} }}
+		var fg Foreground
 		var users int64
-		m.SetForeground(func() int64 { return users })
+		fg.SetCount(func() int64 { return users })
 		clock := time.Unix(0, 0)
 		var slept []time.Duration
-		p := m.newPacer(tc.workers)
+		p := New(func() int { return tc.share }, fg.Active, tc.workers)
 		p.now = func() time.Time { return clock }
 		p.since = clock
 		p.sleep = func(_ context.Context, d time.Duration) error {
@@ -45,14 +43,14 @@ func TestPacerShare(t *testing.T) {
 			return nil
 		}
 		if tc.active {
-			users += foregroundMin
+			users += Min
 		}
 		for i := 0; i < 5; i++ {
 			if tc.active {
-				users += foregroundMin
+				users += Min
 			}
 			clock = clock.Add(10 * time.Millisecond) // work
-			if err := p.pace(context.Background()); err != nil {
+			if err := p.Pace(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -70,18 +68,18 @@ func TestPacerShare(t *testing.T) {
 // TestForegroundNeedsAWorkload: a few transactions (a monitoring query) do
 // not make users active; a steady stream does.
 func TestForegroundNeedsAWorkload(t *testing.T) {
-	m := &Manager{}
+	var fg Foreground
 	var n int64
-	m.SetForeground(func() int64 { return n })
-	m.foregroundActive()
-	for i := 0; i < foregroundMin-1; i++ {
+	fg.SetCount(func() int64 { return n })
+	fg.Active()
+	for i := 0; i < Min-1; i++ {
 		n++
-		if m.foregroundActive() {
+		if fg.Active() {
 			t.Fatalf("active after %d transactions", n)
 		}
 	}
 	n++
-	if !m.foregroundActive() {
+	if !fg.Active() {
 		t.Fatalf("not active after %d transactions in one window", n)
 	}
 }
@@ -107,7 +105,7 @@ func TestWhileIdle(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	stop := whileIdle(active.Load, take, time.Millisecond)
+	stop := WhileIdle(active.Load, take, time.Millisecond)
 	waitHeld(1)
 	active.Store(true)
 	waitHeld(0)
@@ -119,83 +117,10 @@ func TestWhileIdle(t *testing.T) {
 	}
 
 	active.Store(true)
-	stop = whileIdle(active.Load, take, time.Millisecond)
+	stop = WhileIdle(active.Load, take, time.Millisecond)
 	time.Sleep(20 * time.Millisecond)
 	if held.Load() != 0 {
 		t.Fatal("taken while users were active")
 	}
 	stop()
-}
-
-func TestLowerGCPercent(t *testing.T) {
-	old := debug.SetGCPercent(300)
-	defer debug.SetGCPercent(old)
-	restore := lowerGCPercent()
-	if got := debug.SetGCPercent(buildGCPercent); got != buildGCPercent {
-		t.Fatalf("GC percent %d during the hold, want %d", got, buildGCPercent)
-	}
-	restore()
-	if got := debug.SetGCPercent(20); got != 300 {
-		t.Fatalf("GC percent %d after the hold, want 300 back", got)
-	}
-	// A target already lower than the build's stays.
-	restore = lowerGCPercent()
-	if got := debug.SetGCPercent(20); got != 20 {
-		t.Fatalf("GC percent %d during the hold, want the lower 20 kept", got)
-	}
-	restore()
-	if got := debug.SetGCPercent(20); got != 20 {
-		t.Fatalf("GC percent %d after the hold, want 20", got)
-	}
-}
-
-// TestHoldMemoryFollowsWorkload: a build lowers the GC target only while
-// no user workload runs, and gives the server's target back at the end.
-func TestHoldMemoryFollowsWorkload(t *testing.T) {
-	old := debug.SetGCPercent(300)
-	defer debug.SetGCPercent(old)
-	gogc := func() int64 {
-		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-		metrics.Read(s)
-		return int64(s[0].Value.Uint64())
-	}
-	waitGOGC := func(want int64) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for gogc() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("GC target %d, want %d", gogc(), want)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	m := &Manager{}
-	var users atomic.Int64
-	m.SetForeground(users.Load)
-	stopUsers := make(chan struct{})
-	usersDone := make(chan struct{})
-	go func() {
-		defer close(usersDone)
-		for {
-			select {
-			case <-stopUsers:
-				return
-			case <-time.After(5 * time.Millisecond):
-				users.Add(foregroundMin)
-			}
-		}
-	}()
-	for !m.foregroundActive() {
-		time.Sleep(time.Millisecond)
-	}
-	release := m.holdMemory()
-	time.Sleep(5 * foregroundWindow)
-	if got := gogc(); got != 300 {
-		t.Fatalf("GC target %d while users are active, want the server's 300", got)
-	}
-	close(stopUsers)
-	<-usersDone
-	waitGOGC(buildGCPercent)
-	release()
-	waitGOGC(300)
 }
