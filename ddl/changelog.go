@@ -43,6 +43,8 @@ import (
 // them retry with the other's result. (The entry keys alone do not always
 // collide: a transaction leaves a unique entry alone when it points at
 // another row, as a snapshot entry of a row that has since moved on may.)
+//
+// testdata/merge walks the merge through these cases one step at a time.
 
 // mergeChangeLogs runs steps 1 to 3 above up to the public state.
 func (m *Manager) mergeChangeLogs(ctx context.Context, id int64) error {
