@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
+	"github.com/reorgdb/reorgdb/ddl/ingest"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -48,14 +49,8 @@ type IndexSpec struct {
 }
 
 // Task is a slice of the table's handle space that one backfill worker
-// processes at a time; Next is its checkpoint.
-type Task struct {
-	Start int64 `json:"start"` // first handle
-	End   int64 `json:"end"`   // last handle, inclusive
-	Next  int64 `json:"next"`  // first handle not yet backfilled
-	Done  bool  `json:"done,omitempty"`
-	Rows  int64 `json:"rows,omitempty"`
-}
+// processes at a time; Next is its checkpoint. Both backfills use it.
+type Task = ingest.Task
 
 // Job is one schema change, stored in kv so that it survives restarts.
 type Job struct {

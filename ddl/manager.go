@@ -35,9 +35,10 @@
 //     (stall, at).
 //   - backfill.go: the tasks a table is divided into, and the
 //     transactional backfill.
-//   - ingest.go (scan, spill, ingest), extsort (sort buffers, runs and
-//     their merge), validate.go (unique validation) and memory.go: the
-//     ingest backfill.
+//   - ingest.go (the snapshot, and the job as package ingest sees it),
+//     package ingest (scan, sort, spill, ingest, checkpoints), package
+//     extsort (sort buffers, runs and their merge), validate.go (unique
+//     validation) and memory.go: the ingest backfill.
 //   - changelog.go: the change log DML writes during an ingest build, and
 //     its merge.
 //   - drop.go, addcolumn.go, dropcolumn.go, modifycolumn.go, doom.go: DROP
@@ -66,6 +67,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/ddl/ingest"
 	"github.com/reorgdb/reorgdb/ddl/pace"
 	"github.com/reorgdb/reorgdb/kv"
 	"github.com/reorgdb/reorgdb/mdl"
@@ -96,13 +98,8 @@ type Indexer interface {
 }
 
 // EntryEncoder turns stored rows into index entries without allocating
-// per row.
-type EntryEncoder interface {
-	// Encode calls emit with each entry of the row; ix is the entry's
-	// index as a position in the encoder's index IDs, and key and value
-	// are valid only during the call.
-	Encode(handle int64, row []byte, emit func(ix int, key, value []byte) error) error
-}
+// per row: the bulk form of Indexer.Entries.
+type EntryEncoder = ingest.Encoder
 
 // Settings are the knobs a running job reads before every batch.
 type Settings struct {
