@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,4 +151,53 @@ func TestModifyAddsAutoIncrementAfterOlderTransaction(t *testing.T) {
 	}
 	mustExec(t, db, "INSERT INTO t (who) VALUES ('generated')")
 	expectRows(t, db, "SELECT id FROM t WHERE who = 'generated'", "5001")
+}
+
+// TestModifyAutoIncrementNullable: MODIFY ... AUTO_INCREMENT of a nullable
+// column makes it NOT NULL, as MySQL does; a NULL or 0 in it is refused
+// (MySQL would renumber it) and the table stays as it was.
+func TestModifyAutoIncrementNullable(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE a (x INT DEFAULT NULL, y INT, KEY (x))")
+	mustExec(t, db, "INSERT INTO a VALUES (3, 1), (5, 2)")
+	mustExec(t, db, "ALTER TABLE a MODIFY x INT AUTO_INCREMENT")
+	mustExec(t, db, "INSERT INTO a (y) VALUES (3)")
+	expectRows(t, db, "SELECT x FROM a WHERE y = 3", "6")
+	expectRows(t, db, "SELECT is_nullable, extra FROM information_schema.columns WHERE table_name = 'a' AND column_name = 'x'", "NO,auto_increment")
+	mustExec(t, db, "ADMIN CHECK TABLE a")
+	// CHANGE renames the column as it goes.
+	mustExec(t, db, "CREATE TABLE c (x INT, y INT, KEY (x))")
+	mustExec(t, db, "INSERT INTO c VALUES (4, 1)")
+	mustExec(t, db, "ALTER TABLE c CHANGE x z INT AUTO_INCREMENT FIRST")
+	mustExec(t, db, "INSERT INTO c (y) VALUES (2)")
+	expectRows(t, db, "SELECT z FROM c WHERE y = 2", "5")
+
+	for _, bad := range []string{"NULL", "0"} {
+		mustExec(t, db, "DROP TABLE IF EXISTS b")
+		mustExec(t, db, "CREATE TABLE b (x INT, y INT, KEY (x))")
+		mustExec(t, db, "INSERT INTO b VALUES ("+bad+", 1), (5, 2)")
+		_, err := db.Exec("ALTER TABLE b MODIFY x INT AUTO_INCREMENT")
+		expectErr(t, err, 1235, "holds 0 or NULL")
+		expectRows(t, db, "SELECT is_nullable, extra FROM information_schema.columns WHERE table_name = 'b' AND column_name = 'x'", "YES,")
+		mustExec(t, db, "INSERT INTO b VALUES (NULL, 3)")
+	}
+}
+
+// TestColumnExtra: SHOW COLUMNS and information_schema.columns show EXTRA
+// as MySQL does, which ORMs read to find the generated key.
+func TestColumnExtra(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, g INT AS (v + 1) VIRTUAL, st INT AS (v + 2) STORED, ts TIMESTAMP DEFAULT CURRENT_TIMESTAMP)")
+	expectRows(t, db, "SELECT column_name, extra FROM information_schema.columns WHERE table_name = 't' ORDER BY ordinal_position",
+		"id,auto_increment", "v,", "g,VIRTUAL GENERATED", "st,STORED GENERATED", "ts,DEFAULT_GENERATED")
+	var got []string
+	for _, r := range rows(t, db, "SHOW COLUMNS FROM t") {
+		f := strings.Split(r, ",")
+		got = append(got, f[0]+","+f[len(f)-1])
+	}
+	if want := []string{"id,auto_increment", "v,", "g,VIRTUAL GENERATED", "st,STORED GENERATED", "ts,DEFAULT_GENERATED"}; !slices.Equal(got, want) {
+		t.Fatalf("SHOW COLUMNS: got %q, want %q", got, want)
+	}
 }

@@ -167,6 +167,7 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		if c.AutoIncrement {
 			m.autoPos = i
 		}
+		col.Extra = columnExtra(c)
 		if c.ID == def.HandleColumn {
 			m.handlePos = i
 		}
@@ -320,4 +321,19 @@ func (m *tableMeta) trimChars(row gms.Row) gms.Row {
 		row[p] = strings.TrimRight(s, " ")
 	}
 	return row
+}
+
+// columnExtra is the column's EXTRA in SHOW COLUMNS and
+// information_schema.columns, as MySQL shows it (go-mysql-server adds
+// DEFAULT_GENERATED for an expression default).
+func columnExtra(c catalog.Column) string {
+	switch {
+	case c.AutoIncrement:
+		return "auto_increment"
+	case c.Generated != "" && c.Virtual:
+		return "VIRTUAL GENERATED"
+	case c.Generated != "":
+		return "STORED GENERATED"
+	}
+	return ""
 }

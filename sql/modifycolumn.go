@@ -107,6 +107,9 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		if err := canBeAutoIncrement(cur, old, col); err != nil {
 			return err
 		}
+		if old.Nullable && !t.IsTemporary() {
+			return t.addAutoToNullable(ctx, old, col, order)
+		}
 	}
 	i := t.m.schema.IndexOfColName(name)
 	submit, reorg := e.DDL.SubmitModifyColumn, false
@@ -157,6 +160,35 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		return t.withAutoBase(ctx, addAuto, old, func() error { return t.alterTemp(ctx, scratch) })
 	}
 	return t.withAutoBase(ctx, addAuto, old, func() error { return t.runColumnJob(ctx, submit, spec) })
+}
+
+// addAutoToNullable gives nullable column old AUTO_INCREMENT, which makes
+// it NOT NULL as in MySQL, in two changes: NOT NULL first (online, every
+// row checked), then AUTO_INCREMENT with the rest of col (instant). Rows
+// holding 0 or NULL are refused before anything changes, since MySQL
+// would renumber them; if the second change fails, the first is undone.
+func (t *Table) addAutoToNullable(ctx *gms.Context, old *catalog.Column, col *gms.Column, order *gms.ColumnOrder) error {
+	if err := t.rebaseAuto(ctx, old); err != nil {
+		return err
+	}
+	// MODIFY replaces the whole definition: both steps take col's, the
+	// first with the old name and type.
+	notNull := *col
+	notNull.Name, notNull.Type = old.Name, t.m.schema[t.m.schema.IndexOfColName(old.Name)].Type
+	notNull.Nullable, notNull.AutoIncrement = false, false
+	if err := t.ModifyColumn(ctx, old.Name, &notNull, nil); err != nil {
+		return err
+	}
+	auto := *col
+	auto.Nullable = false
+	err := t.ModifyColumn(ctx, old.Name, &auto, order)
+	if err != nil {
+		undo := ddl.ColumnSpec{Column: *old, Of: notNull.Name, OldID: old.ID, WasType: old.Type}
+		if uerr := t.runColumnJob(ctx, t.db.e.DDL.SubmitModifyColumn, undo); uerr != nil {
+			t.db.e.log.Error("undo NOT NULL of a failed AUTO_INCREMENT change", "table", t.m.def.Name, "column", old.Name, "err", uerr)
+		}
+	}
+	return err
 }
 
 // canBeAutoIncrement checks, as MySQL does, that column old may become
