@@ -45,6 +45,9 @@ type Column struct {
 	// computed on read and not stored, a stored one on every write.
 	Generated string `json:"generated,omitempty"`
 	Virtual   bool   `json:"virtual,omitempty"`
+	// OnUpdate is the expression an UPDATE of the row sets the column to
+	// when the statement does not set it (ON UPDATE CURRENT_TIMESTAMP).
+	OnUpdate string `json:"on_update,omitempty"`
 	// Origin, for a column added by ALTER TABLE ADD COLUMN, is the value
 	// that rows written before the column existed read for it (they are
 	// not rewritten), encoded as a one-column row value (codec.EncodeRow)

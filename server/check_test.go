@@ -27,8 +27,8 @@ func TestCheckConstraints(t *testing.T) {
 
 	want := "CREATE TABLE `t` (\n" +
 		"  `id` int NOT NULL,\n" +
-		"  `a` int,\n" +
-		"  `b` int,\n" +
+		"  `a` int DEFAULT NULL,\n" +
+		"  `b` int DEFAULT NULL,\n" +
 		"  PRIMARY KEY (`id`),\n" +
 		"  CONSTRAINT `t_chk_1` CHECK ((`a` >= 0)),\n" +
 		"  CONSTRAINT `a_lt_b` CHECK ((`a` < `b`)),\n" +

@@ -165,8 +165,8 @@ func TestForeignKeyDDL(t *testing.T) {
 		"c_p,pid;PRIMARY,id;pu,pu")
 	want := "CREATE TABLE `c` (\n" +
 		"  `id` int NOT NULL,\n" +
-		"  `pid` int,\n" +
-		"  `pu` int,\n" +
+		"  `pid` int DEFAULT NULL,\n" +
+		"  `pu` int DEFAULT NULL,\n" +
 		"  PRIMARY KEY (`id`),\n" +
 		"  KEY `c_p` (`pid`),\n" +
 		"  KEY `pu` (`pu`),\n" +

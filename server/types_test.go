@@ -65,7 +65,7 @@ func TestTypesOnTheWire(t *testing.T) {
 	if err := db.QueryRow("SHOW CREATE TABLE tt").Scan(&name, &create); err != nil {
 		t.Fatal(err)
 	}
-	for _, col := range []string{"`t0` time,", "`t3` time(3),", "`t6` time(6),", "`dt3` datetime(3),", "`ts2` timestamp(2),", "`y` year,", "`b` bit(4)"} {
+	for _, col := range []string{"`t0` time DEFAULT NULL,", "`t3` time(3) DEFAULT NULL,", "`t6` time(6) DEFAULT NULL,", "`dt3` datetime(3) DEFAULT NULL,", "`ts2` timestamp(2) NULL DEFAULT NULL,", "`y` year DEFAULT NULL,", "`b` bit(4) DEFAULT NULL"} {
 		if !strings.Contains(create, col) {
 			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", col, create)
 		}

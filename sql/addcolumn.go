@@ -96,6 +96,9 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 		Nullable: col.Nullable,
 		Comment:  col.Comment,
 	}
+	if col.OnUpdate != nil {
+		c.OnUpdate = col.OnUpdate.String()
+	}
 	if col.Default != nil {
 		c.HasDefault, c.Default = true, defaultText(ctx, col)
 	}

@@ -270,6 +270,9 @@ func addColumns(ctx *gms.Context, t *catalog.Table, sch gms.Schema) {
 		if col.Generated != nil {
 			c.Generated, c.Virtual = col.Generated.String(), col.Virtual
 		}
+		if col.OnUpdate != nil {
+			c.OnUpdate = col.OnUpdate.String()
+		}
 		t.Columns = append(t.Columns, c)
 	}
 }

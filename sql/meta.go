@@ -155,6 +155,9 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		if c.HasDefault {
 			col.Default = columnDefault(ctx, c.Default, typ, c.Nullable)
 		}
+		if c.OnUpdate != "" {
+			col.OnUpdate = columnDefault(ctx, c.OnUpdate, typ, c.Nullable)
+		}
 		if c.Generated != "" {
 			col.Generated = columnDefault(ctx, c.Generated, typ, c.Nullable)
 			col.Virtual = c.Virtual
@@ -167,7 +170,7 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		if c.AutoIncrement {
 			m.autoPos = i
 		}
-		col.Extra = columnExtra(c)
+		col.Extra = columnExtra(c, col.Default)
 		if c.ID == def.HandleColumn {
 			m.handlePos = i
 		}
@@ -323,10 +326,9 @@ func (m *tableMeta) trimChars(row gms.Row) gms.Row {
 	return row
 }
 
-// columnExtra is the column's EXTRA in SHOW COLUMNS and
-// information_schema.columns, as MySQL shows it (go-mysql-server adds
-// DEFAULT_GENERATED for an expression default).
-func columnExtra(c catalog.Column) string {
+// columnExtra is column c's EXTRA in SHOW COLUMNS and
+// information_schema.columns, as MySQL shows it; def is its default.
+func columnExtra(c catalog.Column, def *gms.ColumnDefaultValue) string {
 	switch {
 	case c.AutoIncrement:
 		return "auto_increment"
@@ -335,5 +337,12 @@ func columnExtra(c catalog.Column) string {
 	case c.Generated != "":
 		return "STORED GENERATED"
 	}
-	return ""
+	var parts []string
+	if def != nil && !def.IsLiteral() {
+		parts = append(parts, "DEFAULT_GENERATED")
+	}
+	if c.OnUpdate != "" {
+		parts = append(parts, "on update "+c.OnUpdate)
+	}
+	return strings.Join(parts, " ")
 }

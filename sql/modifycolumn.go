@@ -126,6 +126,9 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		Name: col.Name, Type: col.Type.String(), Nullable: col.Nullable, Comment: col.Comment,
 		AutoIncrement: col.AutoIncrement, Generated: old.Generated, Virtual: old.Virtual,
 	}
+	if col.OnUpdate != nil {
+		c.OnUpdate = col.OnUpdate.String()
+	}
 	if col.Default != nil {
 		if !col.Default.IsLiteral() {
 			return notInstant("a non-constant DEFAULT (%s) for column %s", col.Default.String(), col.Name)

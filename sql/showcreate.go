@@ -254,3 +254,29 @@ func asInt(v any) (int, bool) {
 	_, err := fmt.Sscan(fmt.Sprint(v), &n)
 	return n, err == nil
 }
+
+// schemaFormatter writes column definitions as MySQL 8's SHOW CREATE
+// TABLE does, which go-mysql-server's does not quite: a nullable column
+// whose default is NULL, said or not, shows DEFAULT NULL, a TIMESTAMP
+// also NULL, and a BLOB or TEXT column no default.
+type schemaFormatter struct{ gms.MySqlSchemaFormatter }
+
+func init() { gms.GlobalSchemaFormatter = &schemaFormatter{} }
+
+func (f *schemaFormatter) GenerateCreateTableColumnDefinition(col *gms.Column, colDefault, onUpdate string, coll gms.CollationID) string {
+	nullDefault := col.Default == nil || strings.EqualFold(colDefault, "NULL")
+	if !col.Nullable || !nullDefault || col.Generated != nil || col.AutoIncrement {
+		return f.MySqlSchemaFormatter.GenerateCreateTableColumnDefinition(col, colDefault, onUpdate, coll)
+	}
+	c := *col
+	if types.IsTextBlob(col.Type) {
+		c.Default = nil
+		return f.MySqlSchemaFormatter.GenerateCreateTableColumnDefinition(&c, "", onUpdate, coll)
+	}
+	c.Default = &gms.ColumnDefaultValue{}
+	stmt := f.MySqlSchemaFormatter.GenerateCreateTableColumnDefinition(&c, "NULL", onUpdate, coll)
+	if types.IsTimestampType(col.Type) {
+		stmt = strings.Replace(stmt, " DEFAULT NULL", " NULL DEFAULT NULL", 1)
+	}
+	return stmt
+}
