@@ -54,7 +54,7 @@ func TestModifyColumnInstant(t *testing.T) {
 	if err := db.QueryRow("SHOW CREATE TABLE t").Scan(new(string), &create); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"`str` varchar(50) DEFAULT 'z'", "`id` int NOT NULL", "`u` int unsigned", "`b` bigint,", "KEY `ka` (`b`)", "UNIQUE KEY `us` (`str`)"} {
+	for _, want := range []string{"`str` varchar(50) DEFAULT 'z'", "`id` int NOT NULL", "`u` int unsigned", "`b` bigint DEFAULT NULL,", "KEY `ka` (`b`)", "UNIQUE KEY `us` (`str`)"} {
 		if !strings.Contains(create, want) {
 			t.Errorf("SHOW CREATE TABLE after restart lacks %q:\n%s", want, create)
 		}

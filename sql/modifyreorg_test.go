@@ -131,7 +131,7 @@ func TestModifyColumnConversions(t *testing.T) {
 	mustExec(t, db, "ADMIN CHECK TABLE h")
 
 	want := showCreate(t, db, "t")
-	for _, part := range []string{"`dd` double,\n  `id` int", "`i` varchar(3)", "`s` int", "`f` int", "`n` int NOT NULL"} {
+	for _, part := range []string{"`dd` double DEFAULT NULL,\n  `id` int", "`i` varchar(3)", "`s` int", "`f` int", "`n` int NOT NULL"} {
 		if !strings.Contains(want, part) {
 			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", part, want)
 		}
