@@ -96,7 +96,7 @@ var ddlCodes = []struct {
 	is   func(error) bool
 	code uint16
 }{
-	{isErr(ddl.ErrCancelled), 8214}, // TiDB's ErrCancelledDDLJob
+	{isErr(ddl.ErrCancelled), 8214},    // TiDB's ErrCancelledDDLJob
 	{isErr(ddl.ErrTableChanged), 1412}, // ER_TABLE_DEF_CHANGED
 	{isErr(ddl.ErrDropAllColumns), mysql.ERCantRemoveAllFields},
 	{asErr[*ddl.DuplicateKeyError], mysql.ERDupEntry},

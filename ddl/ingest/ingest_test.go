@@ -239,7 +239,9 @@ func TestBuildKeepsToDiskQuota(t *testing.T) {
 	value := func(h int64) string { return fmt.Sprintf("q%06d-padding-to-fill-buffers", (h*31)%n) }
 	s, ts := setup(t, n, value)
 	sp := spec(s, ts, t.TempDir()+"/job", tasks(n, 4), false)
-	sp.Config = func() Config { return Config{Workers: 2, Threads: 2, BatchSize: 64, BufferBytes: 1 << 16, DiskQuota: quota} }
+	sp.Config = func() Config {
+		return Config{Workers: 2, Threads: 2, BatchSize: 64, BufferBytes: 1 << 16, DiskQuota: quota}
+	}
 	h := &testHost{}
 	if err := Build(context.Background(), sp, h); err != nil {
 		t.Fatal(err)
