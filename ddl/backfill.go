@@ -300,9 +300,6 @@ func (b *txnBackfill) finished(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if err := b.m.interrupted(b.j.ID); err != nil {
-		return false, err
-	}
 	for i := range b.tasks {
 		if !b.tasks[i].Done {
 			return false, nil
@@ -315,10 +312,6 @@ func (b *txnBackfill) finished(ctx context.Context) (bool, error) {
 // watch runs every tick of the job's runner while the workers run.
 func (b *txnBackfill) watch() {
 	cur, _ := b.m.snapshot(b.j.ID)
-	if cur.CancelRequested || cur.PauseRequested {
-		b.cancel()
-		return
-	}
 	if cur.isReorg() {
 		if err := b.m.firstDoom(cur); err != nil {
 			b.fail(err)

@@ -109,9 +109,6 @@ func (m *Manager) mergeChangeLog(ctx context.Context, j *Job, spec IndexSpec) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if cur, _ := m.snapshot(j.ID); cur.CancelRequested {
-			return errCancelRequested
-		}
 		var next []byte
 		err := kv.RetryConflicts(ctx, 0, nil, func() (err error) {
 			next, err = m.mergeBatch(ctx, j, t, spec, from, end)

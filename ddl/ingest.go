@@ -87,7 +87,6 @@ type ingestHost struct {
 	j *Job
 }
 
-func (h ingestHost) Interrupted() error                         { return h.m.interrupted(h.j.ID) }
 func (h ingestHost) At(ctx context.Context, point string) error { return h.m.stall(ctx, h.j.ID, point) }
 func (h ingestHost) Phase(name string)                          { h.m.setPhase(h.j.ID, name) }
 func (h ingestHost) NewPacer(workers int) *pace.Pacer           { return h.m.newPacer(workers) }

@@ -26,6 +26,13 @@
 //     the snapshot S plus those the change-log merge and merging DML write
 //     (changelog.go says why that is exact); the merge rewrites each row it
 //     fixes so that DML on that row conflicts with it.
+//   - Each step of a job runs under one context (interruptible), ended by
+//     the server's shutdown or, with the request as its cause, by ADMIN
+//     PAUSE and by ADMIN CANCEL, KILL or a lost client while the job can
+//     still be cancelled. Whatever a step was doing stops at once and
+//     resumes from its last checkpoint; only the wait after a published
+//     step outlasts a pause or a late cancel, since the next step may
+//     not be published before it ends.
 //
 // Where each part of a job's life lives:
 //   - manager.go, job.go: the job queue, its persisted form, and the
@@ -128,30 +135,36 @@ type Manager struct {
 	jobs    map[int64]*Job          // every job known in this process, latest state
 	done    map[int64]chan struct{} // closed when the job finishes
 	running map[int64]bool
-	// stopWait ends a job's metadata-lock wait when it is cancelled.
-	stopWait map[int64]context.CancelFunc
-	fg       pace.Foreground // whether users are active, for pacing and memory
+	// interrupt ends the context of a job's running step when the job is
+	// asked to pause or cancel (see interruptible).
+	interrupt map[int64]context.CancelCauseFunc
+	fg        pace.Foreground // whether users are active, for pacing and memory
 	// The ingest phase each job is in, and since when (for the log).
 	phase      map[int64]string
 	phaseSince map[int64]time.Time
 	// hook, set by tests only, runs at named points of every job (see at).
-	hook    func(jobID int64, point string) error
-	wake    chan struct{}
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	nextID  int64
-	tempDir string
+	hook func(jobID int64, point string) error
+	wake chan struct{}
+	// ctx is the manager's lifetime: Close ends it, and with it every
+	// running job, which resumes at the next Start.
+	ctx      context.Context
+	shutdown context.CancelFunc
+	wg       sync.WaitGroup
+	nextID   int64
+	tempDir  string
 }
 
 // NewManager creates a manager; Start runs it.
 // tempDir holds the ingest backfill's sstables while they are written.
 func NewManager(store *kv.Store, cat *catalog.Catalog, lock *mdl.Lock, indexer Indexer, settings func() Settings, tempDir string, log *slog.Logger) *Manager {
-	return &Manager{
+	m := &Manager{
 		store: store, cat: cat, MDL: lock, indexer: indexer, settings: settings, log: log, tempDir: tempDir,
-		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{}, stopWait: map[int64]context.CancelFunc{},
+		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{}, interrupt: map[int64]context.CancelCauseFunc{},
 		phase: map[int64]string{}, phaseSince: map[int64]time.Time{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		wake: make(chan struct{}, 1),
 	}
+	m.ctx, m.shutdown = context.WithCancel(context.Background())
+	return m
 }
 
 // SetForeground gives the manager a count of user transactions started,
@@ -218,11 +231,7 @@ func (m *Manager) Start() error {
 // Close stops the scheduler and waits for running jobs to reach a
 // checkpoint; they resume at the next Start.
 func (m *Manager) Close() {
-	select {
-	case <-m.stop:
-	default:
-		close(m.stop)
-	}
+	m.shutdown()
 	m.wg.Wait()
 }
 
@@ -261,7 +270,7 @@ func (m *Manager) scheduler() {
 		}
 		m.mu.Unlock()
 		select {
-		case <-m.stop:
+		case <-m.ctx.Done():
 			return
 		case <-m.wake:
 		case <-time.After(time.Second):
@@ -360,23 +369,70 @@ func (m *Manager) Wait(ctx context.Context, id int64) error {
 // Cancel asks a job to stop and roll back.
 func (m *Manager) Cancel(id int64) error {
 	return m.request(id, func(j *Job) error {
-		if j.State == JobRollingBack {
-			return fmt.Errorf("job %d is already rolling back", id)
-		}
-		if j.dropsIndexes() {
-			if j.SchemaState != catalog.StatePublic {
-				return fmt.Errorf("job %d has started dropping its index and can't be cancelled", id)
-			}
-		} else if (j.Type == JobAddIndex || j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && j.SchemaState == catalog.StatePublic {
-			return fmt.Errorf("job %d is almost done and can't be cancelled now", id)
+		if err := j.cancelRefusal(); err != nil {
+			return err
 		}
 		j.CancelRequested = true
 		j.PauseRequested = false
-		if stop := m.stopWait[id]; stop != nil {
-			stop()
-		}
 		return nil
 	})
+}
+
+// cancelRefusal says why the job cannot be cancelled in its current
+// state, or nil if it can: a rollback, a drop that has begun, or a change
+// whose definitions are public (in use) only go forward.
+func (j *Job) cancelRefusal() error {
+	if j.State == JobRollingBack {
+		return fmt.Errorf("job %d is already rolling back", j.ID)
+	}
+	if j.dropsIndexes() {
+		if j.SchemaState != catalog.StatePublic {
+			return fmt.Errorf("job %d has started dropping its index and can't be cancelled", j.ID)
+		}
+	} else if (j.Type == JobAddIndex || j.Type == JobAddColumn || j.Type == JobModifyColumn || j.Type == JobDropColumn) && j.SchemaState == catalog.StatePublic {
+		return fmt.Errorf("job %d is almost done and can't be cancelled now", j.ID)
+	}
+	return nil
+}
+
+// interruption is what the job's requests make of its running step:
+// errCancelRequested while a cancel is requested and still possible,
+// errPaused while a pause is requested, nil otherwise.
+func (j *Job) interruption() error {
+	switch {
+	case j.CancelRequested && j.cancelRefusal() == nil:
+		return errCancelRequested
+	case j.PauseRequested:
+		return errPaused
+	}
+	return nil
+}
+
+// interruptible runs fn, one step of a job, with a context that ends as
+// soon as the job is asked to pause or cancel, with the request
+// (errPaused, errCancelRequested) as its cause; fn's error is then that
+// cause. ctx is the job's run: it ends only when the server stops.
+func (m *Manager) interruptible(ctx context.Context, id int64, fn func(context.Context) error) error {
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	m.mu.Lock()
+	m.interrupt[id] = cancel
+	if j, ok := m.jobs[id]; ok {
+		if cause := j.interruption(); cause != nil {
+			cancel(cause)
+		}
+	}
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.interrupt, id)
+		m.mu.Unlock()
+	}()
+	err := fn(ictx)
+	if err != nil && ictx.Err() != nil && ctx.Err() == nil {
+		return context.Cause(ictx)
+	}
+	return err
 }
 
 // EndTableJobs cancels every unfinished job on the given tables and waits
@@ -470,6 +526,11 @@ func (m *Manager) request(id int64, fn func(j *Job) error) error {
 	}
 	err := fn(j)
 	cp := *j
+	if cancel := m.interrupt[id]; err == nil && cancel != nil {
+		if cause := j.interruption(); cause != nil {
+			cancel(cause)
+		}
+	}
 	m.mu.Unlock()
 	if err != nil {
 		return err

@@ -24,15 +24,7 @@ func (m *Manager) run(id int64) {
 		m.mu.Unlock()
 		m.kick()
 	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-m.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx := m.ctx
 	run := m.runAddIndex
 	switch j, _ := m.snapshot(id); j.Type {
 	case JobDropIndex:
@@ -96,9 +88,12 @@ func (m *Manager) step(ctx context.Context, id int64, fn func(ch *catalog.Change
 
 // waitMDL waits until every transaction runs with schema version v or
 // later, showing in the job's comment which connection it waits for. A
-// cancel request ends the wait (errCancelRequested). While the job rolls
-// back, transactions that began before the job's first step are not
-// waited for: they never saw its indexes.
+// cancel request (ctx's cause) ends the wait with errCancelRequested while
+// the job can still be cancelled; a pause, or a cancel too late to
+// matter, does not: the step has been published, and the next one must
+// not be before every transaction has seen it. While the job rolls back,
+// transactions that began before the job's first step are not waited
+// for: they never saw its indexes.
 func (m *Manager) waitMDL(ctx context.Context, id int64, v int64) error {
 	warn := m.settings().MDLWarnAfter
 	if warn <= 0 {
@@ -109,23 +104,9 @@ func (m *Manager) waitMDL(ctx context.Context, id int64, v int64) error {
 	if j.State == JobRollingBack {
 		lo = j.FirstVersion
 	}
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	m.mu.Lock()
-	m.stopWait[id] = stop
-	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		delete(m.stopWait, id)
-		m.mu.Unlock()
-	}()
-	cancellable := j.State != JobRollingBack && j.SchemaState != catalog.StatePublic
-	if j.CancelRequested && cancellable {
-		return errCancelRequested
-	}
 	start := time.Now()
 	var logged time.Time
-	err := m.MDL.WaitRange(wctx, lo, v, nil, time.Second, func(l *mdl.Lease) {
+	report := func(l *mdl.Lease) {
 		msg := fmt.Sprintf("waiting for a transaction started %s ago on schema version %d (%s)",
 			time.Since(l.Started).Round(time.Second), l.Version, l.Owner)
 		m.update(id, func(j *Job) { j.Comment = msg })
@@ -133,18 +114,20 @@ func (m *Manager) waitMDL(ctx context.Context, id int64, v int64) error {
 			logged = time.Now()
 			m.log.Warn("DDL job waits on the metadata lock", "job", id, "txn", l.Owner, "age", time.Since(l.Started).String())
 		}
-	})
+	}
+	err := m.MDL.WaitRange(ctx, lo, v, nil, time.Second, report)
+	if err != nil && ctx.Err() != nil && m.ctx.Err() == nil {
+		if j, _ := m.snapshot(id); errors.Is(context.Cause(ctx), errCancelRequested) && j.cancelRefusal() == nil {
+			err = errCancelRequested
+		} else {
+			err = m.MDL.WaitRange(m.ctx, lo, v, nil, time.Second, report)
+		}
+	}
 	m.update(id, func(j *Job) {
 		if strings.HasPrefix(j.Comment, "waiting for a transaction") {
 			j.Comment = ""
 		}
 	})
-	if err != nil && ctx.Err() == nil {
-		if !cancellable {
-			return m.waitMDL(ctx, id, v) // a late cancel request changes nothing
-		}
-		return errCancelRequested
-	}
 	return err
 }
 
@@ -231,10 +214,12 @@ func (m *Manager) drive(ctx context.Context, id int64, step func(context.Context
 		if paused {
 			continue
 		}
-		err = m.stall(ctx, id, stateName(j.SchemaState))
-		if err == nil {
-			err = step(ctx, j)
-		}
+		err = m.interruptible(ctx, id, func(ctx context.Context) error {
+			if err := m.stall(ctx, id, stateName(j.SchemaState)); err != nil {
+				return err
+			}
+			return step(ctx, j)
+		})
 		if err != nil {
 			if err := m.afterStepError(ctx, id, err); err != nil {
 				return err
@@ -358,19 +343,6 @@ var (
 	// a crash would: tests inject it through Manager.hook.
 	errKilled = errors.New("ddl: job killed")
 )
-
-// interrupted returns errCancelRequested or errPaused once the job has
-// been asked to stop, nil until then.
-func (m *Manager) interrupted(id int64) error {
-	cur, _ := m.snapshot(id)
-	switch {
-	case cur.CancelRequested:
-		return errCancelRequested
-	case cur.PauseRequested:
-		return errPaused
-	}
-	return nil
-}
 
 // stall is a point of a job's life where tests act: the hook (see at)
 // runs, and a job stops while Settings.StallPhase names the point, until

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,10 +35,14 @@ func TestRunner(t *testing.T) {
 			var mode string
 			d.ScanArgs(t, "mode", &mode)
 			unique := d.HasArg("unique")
+			actions := []string{"fail", "cancel", "kill"}
+			if d.HasArg("pause") {
+				actions = []string{"pause"}
+			}
 			var out strings.Builder
 			for _, point := range strings.Fields(d.Input) {
 				fmt.Fprintf(&out, "%-21s", point)
-				for _, action := range []string{"fail", "cancel", "kill"} {
+				for _, action := range actions {
 					fmt.Fprintf(&out, " %-9s", action+":")
 					fmt.Fprintf(&out, " %-28s", runTrial(t, mode, unique, point, action))
 				}
@@ -73,6 +78,7 @@ type runnerEnv struct {
 	m       *Manager
 	set     Settings
 	tableID int64
+	paused  atomic.Bool // a paused trial's job stopped as paused
 }
 
 const runnerRows = 600
@@ -185,11 +191,29 @@ func (e *runnerEnv) inject(point, action string) *bool {
 				e.m.Cancel(id)
 			case "kill":
 				err = errKilled
+			case "pause":
+				if e.m.Pause(id) == nil {
+					go e.resumeOncePaused(id)
+				}
 			}
 		})
 		return err
 	}
 	return reached
+}
+
+// resumeOncePaused resumes the job once it has stopped as paused, and
+// notes that it did.
+func (e *runnerEnv) resumeOncePaused(id int64) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if j, _ := e.m.snapshot(id); j.State == JobPaused {
+			e.paused.Store(true)
+			e.m.Resume(id)
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // finishTrial waits for the job, restarting the manager first after a
@@ -219,6 +243,9 @@ func (e *runnerEnv) finishTrial(id int64, action string, reached *bool) string {
 	}
 	if !*reached {
 		return "(point not reached)"
+	}
+	if e.paused.Load() {
+		return "paused " + e.describe(id)
 	}
 	return e.describe(id)
 }

@@ -81,8 +81,6 @@ type Stats struct {
 
 // Host is the job a run builds for.
 type Host interface {
-	// Interrupted returns an error once the job is asked to stop.
-	Interrupted() error
 	// At is called at the named points of a run ("scan", "sort",
 	// "spill", "ingest", "ingested"), where tests stop or fail a job.
 	At(ctx context.Context, point string) error
@@ -184,7 +182,7 @@ func (r *run) rounds() error {
 		if len(round) == 0 {
 			break
 		}
-		if err := r.host.Interrupted(); err != nil {
+		if err := r.ctx.Err(); err != nil {
 			return err
 		}
 		if r.spilled > 0 && (r.spilled+r.budget > r.quota/2 || len(r.runs) >= maxRuns) {

@@ -34,7 +34,6 @@ type testHost struct {
 
 var errFailed = errors.New("failed at the chosen point")
 
-func (h *testHost) Interrupted() error { return nil }
 func (h *testHost) At(_ context.Context, point string) error {
 	if point == h.failAt {
 		return errFailed

@@ -60,9 +60,6 @@ func (r *run) scanRound(round []int) ([]extsort.Source, int64, error) {
 			defer snap.Rollback()
 			pc := r.host.NewPacer(workers)
 			for gctx.Err() == nil {
-				if err := r.host.Interrupted(); err != nil {
-					return err
-				}
 				ti, ok := claim()
 				if !ok {
 					return nil
@@ -192,8 +189,5 @@ func (r *run) endBatch(ctx context.Context, batch int64, pc *pace.Pacer, delay t
 	if delay <= 0 {
 		return nil
 	}
-	if err := pace.Sleep(ctx, delay); err != nil {
-		return err
-	}
-	return r.host.Interrupted()
+	return pace.Sleep(ctx, delay)
 }
