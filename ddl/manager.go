@@ -40,8 +40,11 @@
 //   - run.go: the runner that walks an ADD INDEX through its states, its
 //     schema steps and metadata-lock waits, rollback, and the test points
 //     (stall, at).
-//   - backfill.go: the tasks a table is divided into, and the
-//     transactional backfill.
+//   - package tasks: the handle ranges both backfills divide a table into,
+//     with their checkpoints.
+//   - backfill.go (the batches: which rows, locked how, write what) and
+//     package txnfill (workers, one transaction per batch with its
+//     checkpoint, retries): the transactional backfill.
 //   - ingest.go (the snapshot, and the job as package ingest sees it),
 //     package ingest (scan, sort, spill, ingest, checkpoints), package
 //     extsort (sort buffers, runs and their merge), validate.go (unique

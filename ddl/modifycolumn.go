@@ -10,7 +10,7 @@ import (
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
-	"github.com/reorgdb/reorgdb/ddl/pace"
+	"github.com/reorgdb/reorgdb/ddl/txnfill"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
@@ -475,16 +475,13 @@ func lockLatest(ctx context.Context, txn *kv.Txn, key []byte, wait bool) ([]byte
 // retried, checking for cancellation.
 const rowLockWait = time.Second
 
-// convertBatch rewrites up to batch rows of a task in one transaction with
-// their hidden column set, and writes their entries in the replacement
-// indexes ids, together with the task's new checkpoint. Each row is
+// convertBatch rewrites up to limit rows of a task in txn with their
+// hidden column set, and writes their entries in the replacement indexes
+// ids. Each row is
 // locked as DML locks it, without waiting (a row a transaction holds ends
 // the batch before it), and converted from its newest version: so the
 // batch and DML serialize on the row, and neither fails the other.
-func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, ids []int64, ti int, task Task, batch int, pc *pace.Pacer) (int64, Task, error) {
-	conv := m.indexer.(ColumnConverter)
-	txn := m.store.Begin()
-	defer txn.Rollback()
+func (m *Manager) convertBatch(ctx context.Context, txn *kv.Txn, conv ColumnConverter, j *Job, t *catalog.Table, ids []int64, task Task, limit int) (txnfill.Batch, error) {
 	it := txn.NewIter(codec.RecordKey(j.TableID, task.Next), codec.PrefixEnd(codec.RecordKey(j.TableID, task.End)), false)
 	type rec struct {
 		key, val []byte
@@ -492,39 +489,40 @@ func (m *Manager) convertBatch(ctx context.Context, j *Job, t *catalog.Table, id
 		ents     []Entry
 	}
 	var recs []rec
-	last := task.Next - 1
-	for ; it.Valid() && len(recs) < batch; it.Next() {
+	b := txnfill.Batch{Last: task.Next - 1}
+	for ; it.Valid() && len(recs) < limit; it.Next() {
 		key := append([]byte(nil), it.Key()...)
-		v, ents, h, err := m.convertRow(ctx, txn, conv, j, t, ids, key, last < task.Next)
-		if errors.Is(err, errRowBusy) && last >= task.Next {
+		v, ents, h, err := m.convertRow(ctx, txn, conv, j, t, ids, key, b.Last < task.Next)
+		if errors.Is(err, errRowBusy) && b.Last >= task.Next {
 			break // the rows before it are done
 		}
 		if err != nil {
 			it.Close()
-			return 0, task, err
+			return b, err
 		}
 		if v != nil || ents != nil {
 			recs = append(recs, rec{key, v, h, ents})
 		}
-		last = h
+		b.Last = h
 	}
-	more := it.Valid()
+	b.More = it.Valid()
 	err := it.Err()
 	it.Close()
 	if err != nil {
-		return 0, task, err
+		return b, err
 	}
 	for _, r := range recs {
 		if r.val == nil {
 			// Unchanged: only its entries are written.
 		} else if err := txn.Set(r.key, r.val); err != nil {
-			return 0, task, err
+			return b, err
 		}
 		if err := putEntries(ctx, txn, j, r.h, r.ents); err != nil {
-			return 0, task, err
+			return b, err
 		}
 	}
-	return commitBatch(txn, j, ti, task, int64(len(recs)), last, more, pc)
+	b.Rows = int64(len(recs))
+	return b, nil
 }
 
 // putEntries writes row h's entries, failing with 1062 on a unique key

@@ -42,18 +42,13 @@ import (
 
 	"github.com/reorgdb/reorgdb/ddl/extsort"
 	"github.com/reorgdb/reorgdb/ddl/pace"
+	"github.com/reorgdb/reorgdb/ddl/tasks"
 	"github.com/reorgdb/reorgdb/kv"
 )
 
-// Task is a range of a table's handles a worker scans, with how far it
-// got; tasks are stored with their job.
-type Task struct {
-	Start int64 `json:"start"` // first handle
-	End   int64 `json:"end"`   // last handle, inclusive
-	Next  int64 `json:"next"`  // first handle not yet backfilled
-	Done  bool  `json:"done,omitempty"`
-	Rows  int64 `json:"rows,omitempty"`
-}
+// Task is a range of a table's handles a worker scans, with its
+// checkpoint.
+type Task = tasks.Task
 
 // Encoder turns stored rows into index entries without allocating per
 // row; one per goroutine.

@@ -119,7 +119,7 @@ func spec(s *kv.Store, ts uint64, dir string, tasks []Task, unique bool) Spec {
 	}
 }
 
-func tasks(n, parts int64) []Task {
+func splitTasks(n, parts int64) []Task {
 	var out []Task
 	for i := int64(0); i < parts; i++ {
 		lo, hi := i*n/parts+1, (i+1)*n/parts
@@ -167,7 +167,7 @@ func TestBuildSpillsAndIngests(t *testing.T) {
 	s, ts := setup(t, n, value)
 	dir := t.TempDir() + "/job"
 	h := &testHost{}
-	if err := Build(context.Background(), spec(s, ts, dir, tasks(n, 5), false), h); err != nil {
+	if err := Build(context.Background(), spec(s, ts, dir, splitTasks(n, 5), false), h); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := index(t, s), wantIndex(t, n, value); !slices.EqualFunc(got, want, slices.Equal) {
@@ -193,7 +193,7 @@ func TestBuildResumes(t *testing.T) {
 	const n = 20000
 	value := func(h int64) string { return fmt.Sprintf("r%06d-padding-to-fill-buffers", h%997) }
 	s, ts := setup(t, n, value)
-	start := tasks(n, 3)
+	start := splitTasks(n, 3)
 	h := &testHost{failAt: "ingested"}
 	if err := Build(context.Background(), spec(s, ts, t.TempDir()+"/job", start, false), h); !errors.Is(err, errFailed) {
 		t.Fatalf("got %v, want the failure", err)
@@ -223,7 +223,7 @@ func TestBuildFindsDuplicates(t *testing.T) {
 			return fmt.Sprintf("u%06d-padding-to-fill-buffers", h)
 		}
 		s, ts := setup(t, n, value)
-		err := Build(context.Background(), spec(s, ts, t.TempDir()+"/job", tasks(n, 4), true), &testHost{})
+		err := Build(context.Background(), spec(s, ts, t.TempDir()+"/job", splitTasks(n, 4), true), &testHost{})
 		if err == nil || !strings.HasPrefix(err.Error(), "duplicate") {
 			t.Fatalf("rows 1 and %d: got %v, want a duplicate", dup, err)
 		}
@@ -237,7 +237,7 @@ func TestBuildKeepsToDiskQuota(t *testing.T) {
 	const n, quota = 20000, 256 << 10
 	value := func(h int64) string { return fmt.Sprintf("q%06d-padding-to-fill-buffers", (h*31)%n) }
 	s, ts := setup(t, n, value)
-	sp := spec(s, ts, t.TempDir()+"/job", tasks(n, 4), false)
+	sp := spec(s, ts, t.TempDir()+"/job", splitTasks(n, 4), false)
 	sp.Config = func() Config {
 		return Config{Workers: 2, Threads: 2, BatchSize: 64, BufferBytes: 1 << 16, DiskQuota: quota}
 	}
