@@ -137,7 +137,7 @@ func (m *Manager) indexBatch(ctx context.Context, txn *kv.Txn, j *Job, t *catalo
 	b := txnfill.Batch{Last: task.Next - 1}
 	for ; it.Valid() && b.Rows < int64(limit); it.Next() {
 		h, ents, err := m.lockedRowEntries(ctx, txn, j, t, ids, it.Key(), b.Rows == 0)
-		if errors.Is(err, errRowBusy) && b.Last >= task.Next {
+		if errors.Is(err, txnfill.ErrRowBusy) && b.Last >= task.Next {
 			break // the rows before it are done
 		}
 		if err == nil {
@@ -161,7 +161,7 @@ func (m *Manager) lockedRowEntries(ctx context.Context, txn *kv.Txn, j *Job, t *
 	if err != nil {
 		return 0, nil, err
 	}
-	v, found, err := lockLatest(ctx, txn, key, wait)
+	v, found, err := txnfill.LockLatest(ctx, txn, key, wait)
 	if err != nil || !found {
 		return h, nil, err
 	}

@@ -24,8 +24,8 @@
 //     first end its jobs (EndTableJobs).
 //   - Under an ingest build, the index's entries are those of the rows at
 //     the snapshot S plus those the change-log merge and merging DML write
-//     (changelog.go says why that is exact); the merge rewrites each row it
-//     fixes so that DML on that row conflicts with it.
+//     (package merge says why that is exact); the merge locks each row it
+//     fixes as DML does, so the two serialize on the row.
 //   - Each step of a job runs under one context (interruptible), ended by
 //     the server's shutdown or, with the request as its cause, by ADMIN
 //     PAUSE and by ADMIN CANCEL, KILL or a lost client while the job can
@@ -50,7 +50,7 @@
 //     extsort (sort buffers, runs and their merge), validate.go (unique
 //     validation) and memory.go: the ingest backfill.
 //   - changelog.go: the change log DML writes during an ingest build, and
-//     its merge.
+//     the steps around its merge; package merge: the merge itself.
 //   - drop.go, addcolumn.go, dropcolumn.go, modifycolumn.go, doom.go: DROP
 //     INDEX and the column changes, which reuse the states and backfills.
 //   - package pace: the pacing that keeps a build from starving user
@@ -84,13 +84,7 @@ import (
 )
 
 // Entry is one index entry of a row.
-type Entry struct {
-	IndexID int64
-	Key     []byte
-	Value   []byte
-	Unique  bool   // the key has no handle: another row may hold it
-	Display string // the key's values as MySQL shows them in "Duplicate entry"
-}
+type Entry = codec.Entry
 
 // Indexer is what the SQL layer supplies.
 type Indexer interface {

@@ -14,7 +14,7 @@ import (
 	"github.com/reorgdb/reorgdb/kv"
 )
 
-// TestMerge drives the change-log merge of an ingest build (changelog.go)
+// TestMerge drives the change-log merge of an ingest build (package merge)
 // one step at a time on a real store: rows as they were at the build's
 // snapshot S with the entries the ingest wrote for them, then changes made
 // after S (logged ones as DML makes them before the merging state, or
@@ -135,7 +135,7 @@ func (e *mergeEnv) change(rows []row, logged bool) {
 			e.must(err)
 			if found {
 				for _, en := range e.entries(r.h, old) {
-					e.must(deleteOwnEntry(context.Background(), txn, en, r.h))
+					e.must(deleteOwnEntry(txn, en, r.h))
 				}
 			}
 			if !r.deleted {
@@ -152,6 +152,21 @@ func (e *mergeEnv) change(rows []row, logged bool) {
 		_, err := txn.Commit()
 		e.must(err)
 	}
+}
+
+// deleteOwnEntry deletes an entry of row h as DML does: a unique one only
+// while it still points at h.
+func deleteOwnEntry(txn *kv.Txn, e Entry, h int64) error {
+	if e.Unique {
+		v, found, err := txn.GetLatest(e.Key)
+		if err != nil {
+			return err
+		}
+		if other, derr := codec.DecodeHandle(v); !found || derr != nil || other != h {
+			return nil
+		}
+	}
+	return txn.Delete(e.Key)
 }
 
 func (e *mergeEnv) entries(h int64, v []byte) []Entry {

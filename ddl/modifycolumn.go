@@ -443,38 +443,6 @@ func (m *Manager) rollbackModify(ctx context.Context, id int64) error {
 	return nil
 }
 
-// errRowBusy ends a batch that could not convert a single row because a
-// user transaction holds its lock; the batch is retried like a conflict.
-var errRowBusy = fmt.Errorf("%w: row locked by a transaction", kv.ErrWriteConflict)
-
-// lockLatest takes the lock on key as DML takes it and reads its newest
-// committed version: a background batch that writes what it read so
-// serializes with DML on the key, and the transaction that locked first
-// commits without conflict. A batch waits only for its first row, while
-// it holds no other lock, so it is never part of a deadlock and still
-// advances past rows that DML keeps locked; for any other key a
-// transaction holds it gets errRowBusy at once.
-func lockLatest(ctx context.Context, txn *kv.Txn, key []byte, wait bool) ([]byte, bool, error) {
-	if wait {
-		if _, err := txn.Lock(ctx, key, rowLockWait); err != nil {
-			if errors.Is(err, kv.ErrLockWaitTimeout) {
-				err = errRowBusy
-			}
-			return nil, false, err
-		}
-	} else if ok, err := txn.TryLock(key); err != nil || !ok {
-		if err == nil {
-			err = errRowBusy
-		}
-		return nil, false, err
-	}
-	return txn.GetLatest(key)
-}
-
-// rowLockWait bounds a batch's wait for its first row; the batch is then
-// retried, checking for cancellation.
-const rowLockWait = time.Second
-
 // convertBatch rewrites up to limit rows of a task in txn with their
 // hidden column set, and writes their entries in the replacement indexes
 // ids. Each row is
@@ -493,7 +461,7 @@ func (m *Manager) convertBatch(ctx context.Context, txn *kv.Txn, conv ColumnConv
 	for ; it.Valid() && len(recs) < limit; it.Next() {
 		key := append([]byte(nil), it.Key()...)
 		v, ents, h, err := m.convertRow(ctx, txn, conv, j, t, ids, key, b.Last < task.Next)
-		if errors.Is(err, errRowBusy) && b.Last >= task.Next {
+		if errors.Is(err, txnfill.ErrRowBusy) && b.Last >= task.Next {
 			break // the rows before it are done
 		}
 		if err != nil {
@@ -531,7 +499,7 @@ func (m *Manager) convertBatch(ctx context.Context, txn *kv.Txn, conv ColumnConv
 func putEntries(ctx context.Context, txn *kv.Txn, j *Job, h int64, ents []Entry) error {
 	for _, e := range ents {
 		if e.Unique {
-			v, found, err := lockLatest(ctx, txn, e.Key, false)
+			v, found, err := txnfill.LockLatest(ctx, txn, e.Key, false)
 			if err != nil {
 				return err
 			}
@@ -560,7 +528,7 @@ func (m *Manager) convertRow(ctx context.Context, txn *kv.Txn, conv ColumnConver
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	cur, found, err := lockLatest(ctx, txn, key, wait)
+	cur, found, err := txnfill.LockLatest(ctx, txn, key, wait)
 	if err != nil || !found {
 		return nil, nil, h, err
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/reorgdb/reorgdb/catalog"
@@ -194,7 +195,7 @@ func (m *Manager) rowHasEntry(txn *kv.Txn, j *Job, t *catalog.Table, id, h int64
 	if err != nil {
 		return false, err
 	}
-	return hasEntry(ents, key), nil
+	return slices.ContainsFunc(ents, func(e Entry) bool { return string(e.Key) == string(key) }), nil
 }
 
 // entryHandle returns the row an index entry points at: a unique entry's

@@ -19,8 +19,9 @@
 //   - The run ends when every task is done, at the first error (the
 //     others stop at once), when Host.Watch reports one, or when ctx ends.
 //
-// What a batch writes (index entries, converted rows) and how it locks
-// the rows it reads is the caller's Fill.
+// What a batch writes (index entries, converted rows) is the caller's
+// Fill; it reads each row with LockLatest, which serializes it with DML
+// on the row without ever taking part in a deadlock.
 package txnfill
 
 import (
