@@ -117,69 +117,52 @@ func (m *Manager) modifyStep(ctx context.Context, j *Job) error {
 		m.update(j.ID, func(j *Job) { j.SchemaState = catalog.StateWriteReorg })
 		return m.persist(j.ID)
 	case catalog.StateWriteReorg:
-		if len(j.Indexes) > 0 {
-			// After a restart, the step's wait again.
-			if err := m.waitMDL(ctx, j.ID, m.cat.Current().Version); err != nil {
-				return err
-			}
-		}
-		if err := m.backfill(ctx, j.ID); err != nil {
-			return err
-		}
-		if err := m.stall(ctx, j.ID, "validate"); err != nil {
-			return err
-		}
-		if err := m.checkDooms(ctx, j); err != nil {
-			return err
-		}
-		if err := m.stall(ctx, j.ID, "swap"); err != nil {
-			return err
-		}
-		if j.Type == JobDropColumn {
-			return m.step(ctx, j.ID, swapReplacements)
-		}
-		return m.step(ctx, j.ID, swapChanging)
+		return m.convertAndSwap(ctx, j)
 	case catalog.StatePublic:
 		return m.retireOld(ctx, j)
 	}
 	return fmt.Errorf("modify column job %d in schema state %s", j.ID, j.SchemaState)
 }
 
+// convertAndSwap converts every row's value, checks that no write has
+// doomed the change, and swaps the new column and indexes in for the old.
+func (m *Manager) convertAndSwap(ctx context.Context, j *Job) error {
+	if len(j.Indexes) > 0 {
+		// After a restart, the step's wait again.
+		if err := m.waitMDL(ctx, j.ID, m.cat.Current().Version); err != nil {
+			return err
+		}
+	}
+	if err := m.backfill(ctx, j.ID); err != nil {
+		return err
+	}
+	if err := m.stall(ctx, j.ID, "validate"); err != nil {
+		return err
+	}
+	if err := m.checkDooms(ctx, j); err != nil {
+		return err
+	}
+	if err := m.stall(ctx, j.ID, "swap"); err != nil {
+		return err
+	}
+	if j.Type == JobDropColumn {
+		return m.step(ctx, j.ID, swapReplacements)
+	}
+	return m.step(ctx, j.ID, swapChanging)
+}
+
 // retireOld takes the old indexes, after the swap write-only, to
 // delete-only, then removes them and the old column, then their entries,
 // and ends the job.
 func (m *Manager) retireOld(ctx context.Context, j *Job) error {
-	t, ok := m.cat.Current().TableByID(j.TableID)
-	oldIxState := catalog.StateAbsent
-	oldCol := false
-	if ok {
-		for _, spec := range j.Indexes {
-			if _, ix := findIndex(t, spec.Replaces); ix != nil {
-				oldIxState = max(oldIxState, ix.State)
-			}
-		}
-		for _, c := range t.Changing {
-			oldCol = oldCol || c.Column.ID == j.Columns[0].OldID
-		}
-	}
+	oldIxState, oldCol := m.leftOver(j)
 	switch {
 	case oldIxState > catalog.StateDeleteOnly:
 		return m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
 			return setOldIndexes(t, j, catalog.StateDeleteOnly)
 		})
-	case oldIxState == catalog.StateDeleteOnly || oldCol || j.Type == JobDropColumn && hasColumn(t, j.Columns[0].OldID):
-		err := m.step(ctx, j.ID, func(ch *catalog.Change, t *catalog.Table, j *Job) error {
-			if t == nil {
-				return nil
-			}
-			t.Changing = dropChanging(t.Changing, j.Columns[0].OldID)
-			removeIndexIDs(t, j.Indexes, func(s IndexSpec) int64 { return s.Replaces })
-			if c, _ := t.ColumnByID(j.Columns[0].OldID); c != nil && j.Type == JobDropColumn {
-				return DropColumnFrom(t, ColumnSpec{Of: c.Name})
-			}
-			return nil
-		})
-		if err != nil {
+	case oldIxState == catalog.StateDeleteOnly || oldCol:
+		if err := m.step(ctx, j.ID, removeOld); err != nil {
 			// Past the swap the wait on the metadata lock ends only with
 			// the manager; the next run clears the entries.
 			return err
@@ -197,6 +180,41 @@ func (m *Manager) retireOld(ctx context.Context, j *Job) error {
 	m.cleanupTasks(j.ID)
 	m.clearDooms(j)
 	m.finish(j.ID)
+	return nil
+}
+
+// leftOver says what the current schema still has of what the job
+// replaces: the highest state of its old indexes, and whether its old
+// column (or a DROP COLUMN's column) is still defined.
+func (m *Manager) leftOver(j *Job) (catalog.IndexState, bool) {
+	t, ok := m.cat.Current().TableByID(j.TableID)
+	if !ok {
+		return catalog.StateAbsent, false
+	}
+	st := catalog.StateAbsent
+	for _, spec := range j.Indexes {
+		if _, ix := findIndex(t, spec.Replaces); ix != nil {
+			st = max(st, ix.State)
+		}
+	}
+	col := j.Type == JobDropColumn && hasColumn(t, j.Columns[0].OldID)
+	for _, c := range t.Changing {
+		col = col || c.Column.ID == j.Columns[0].OldID
+	}
+	return st, col
+}
+
+// removeOld removes the job's old indexes and old column from t (a DROP
+// COLUMN's column itself).
+func removeOld(_ *catalog.Change, t *catalog.Table, j *Job) error {
+	if t == nil {
+		return nil
+	}
+	t.Changing = dropChanging(t.Changing, j.Columns[0].OldID)
+	removeIndexIDs(t, j.Indexes, func(s IndexSpec) int64 { return s.Replaces })
+	if c, _ := t.ColumnByID(j.Columns[0].OldID); c != nil && j.Type == JobDropColumn {
+		return DropColumnFrom(t, ColumnSpec{Of: c.Name})
+	}
 	return nil
 }
 
