@@ -2,9 +2,11 @@ package sql
 
 import (
 	"fmt"
+	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 
@@ -87,8 +89,8 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 		// read it from there), so either kind would need every existing
 		// row rewritten.
 		return notInstant("ADD COLUMN %s ... generated column; it would have to be computed for every existing row", col.Name)
-	case col.Default != nil && !col.Default.IsLiteral():
-		return notInstant("ADD COLUMN %s with a non-constant DEFAULT (%s); use a constant default", col.Name, col.Default.String())
+	case col.Default != nil && perRowDefault(col.Default.Expr):
+		return notInstant("ADD COLUMN %s with a DEFAULT (%s) that gives each row its own value; use a constant default, or the statement's time", col.Name, col.Default.String())
 	}
 	c := catalog.Column{
 		Name:     col.Name,
@@ -142,6 +144,30 @@ func (t *Table) AddColumn(ctx *gms.Context, col *gms.Column, order *gms.ColumnOr
 		}
 		return e.DDL.Wait(ctx, id)
 	}))
+}
+
+// statementTime names the functions whose value is fixed for the length
+// of a statement: an ADD COLUMN that defaults to one gives every existing
+// row the ALTER's time, as MySQL's ADD COLUMN does.
+var statementTime = map[string]bool{
+	"now": true, "current_timestamp": true, "localtime": true, "localtimestamp": true,
+	"curdate": true, "current_date": true, "curtime": true, "current_time": true,
+	"utc_timestamp": true, "utc_date": true, "utc_time": true,
+}
+
+// perRowDefault says whether a DEFAULT expression could give each existing
+// row its own value (RAND(), UUID(), ...). An ADD COLUMN evaluates its
+// default once, for all the rows it does not rewrite, so it refuses such
+// a default rather than give every row the same one.
+func perRowDefault(e gms.Expression) bool {
+	return transform.InspectExpr(e, func(e gms.Expression) bool {
+		nd, ok := e.(gms.NonDeterministicExpression)
+		if !ok || !nd.IsNonDeterministic() {
+			return false
+		}
+		f, ok := e.(gms.FunctionExpression)
+		return !ok || !statementTime[strings.ToLower(f.FunctionName())]
+	})
 }
 
 // originValue is the canonical value that rows written before the column

@@ -245,7 +245,8 @@ func TestAddColumnErrors(t *testing.T) {
 		{"ALTER TABLE t ADD COLUMN n INT AS (a * 2) STORED", 1235, "generated column"},
 		{"ALTER TABLE t ADD COLUMN n INT AS (a * 2) VIRTUAL", 1235, "generated column"},
 		{"ALTER TABLE t ADD COLUMN n INT AFTER nosuch", 1054, "nosuch"},
-		{"ALTER TABLE t ADD COLUMN n DATETIME DEFAULT NOW()", 1235, "non-constant DEFAULT"},
+		{"ALTER TABLE t ADD COLUMN n DOUBLE DEFAULT (RAND())", 1235, "gives each row its own value"},
+		{"ALTER TABLE t ADD COLUMN n VARCHAR(36) DEFAULT (UUID())", 1235, "gives each row its own value"},
 		{"ALTER TABLE t ADD COLUMN n INT, ALGORITHM=BOGUS", 1800, "Unknown ALGORITHM 'BOGUS'"},
 	} {
 		_, err := db.Exec(c.q)
@@ -376,4 +377,34 @@ func TestAddColumnJobSurvivesRestart(t *testing.T) {
 	expectRows(t, db2, "SELECT id, a, n FROM t WHERE id = 1007", "1007,7,forty-two")
 	expectRows(t, db2, "SELECT COUNT(*) FROM t WHERE n = 'forty-two'", "20000")
 	mustExec(t, db2, "ADMIN CHECK TABLE t")
+}
+
+// TestAddColumnStatementTimeDefault: a column defaulting to the
+// statement's time is added instantly; every existing row reads the
+// ALTER's time, and rows inserted later their own, as in MySQL. A
+// deterministic expression default is a constant for old rows too.
+func TestAddColumnStatementTimeDefault(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY)")
+	mustExec(t, db, "INSERT INTO t VALUES (1), (2), (3)")
+	const now = "SELECT DATE_FORMAT(NOW(6), '%Y-%m-%d %H:%i:%s.%f')"
+	before := rows(t, db, now)[0]
+	mustExec(t, db, "ALTER TABLE t ADD COLUMN ts TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), ADD COLUMN d DATE DEFAULT (CURRENT_DATE), ADD COLUMN n INT DEFAULT (1 + 2)")
+	after := rows(t, db, now)[0]
+	expectRows(t, db, "SELECT COUNT(DISTINCT ts), COUNT(*) FROM t WHERE d = CURRENT_DATE AND n = 3", "1,3")
+	got := rows(t, db, "SELECT DATE_FORMAT(ts, '%Y-%m-%d %H:%i:%s.%f') FROM t WHERE id = 1")[0]
+	if got < before || got > after {
+		t.Errorf("old rows read %s, not the ALTER's time (between %s and %s)", got, before, after)
+	}
+	time.Sleep(10 * time.Millisecond)
+	mustExec(t, db, "INSERT INTO t (id) VALUES (4)")
+	expectRows(t, db, "SELECT COUNT(*) FROM t WHERE id = 4 AND ts > (SELECT ts FROM t WHERE id = 1) AND n = 3", "1")
+	create := rows(t, db, "SHOW CREATE TABLE t")[0]
+	for _, want := range []string{"DEFAULT CURRENT_TIMESTAMP(6)", "date DEFAULT (", "DEFAULT ((1 + 2))"} {
+		if !strings.Contains(strings.ToLower(create), strings.ToLower(want)) {
+			t.Errorf("SHOW CREATE TABLE lacks %s:\n%s", want, create)
+		}
+	}
+	expectRows(t, db, "ADMIN CHECK TABLE t")
 }
