@@ -29,7 +29,7 @@ import (
 //     are stamped S, and ingested (package ingest).
 //  3. The change logs are merged: every row changed after S gets its
 //     entries from its current version, and the entries of its version at
-//     S that it no longer has are deleted (changelog.go).
+//     S that it no longer has are deleted (package merge).
 //  4. Unique indexes are validated.
 //
 // Why the result is exact: a commit below S is in the snapshot, so its

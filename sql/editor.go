@@ -309,7 +309,7 @@ func (e *editor) checkUnique(ctx *gms.Context, txn *kv.Txn, ent indexEntry, h in
 	m := e.t.m
 	// While an ingest build merges its change log, an entry may still be
 	// the one its snapshot gave a row that has changed since (see
-	// ddl/changelog.go): only a row that still has the key is a duplicate.
+	// package ddl/merge): only a row that still has the key is a duplicate.
 	// The entry is then this row's to take, and the merge, which deletes
 	// a snapshot entry only while it points at its own row, leaves it.
 	merging := ent.ix.dml().StaleEntries
