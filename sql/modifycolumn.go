@@ -130,9 +130,8 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		c.OnUpdate = col.OnUpdate.String()
 	}
 	if col.Default != nil {
-		if !col.Default.IsLiteral() {
-			return notInstant("a non-constant DEFAULT (%s) for column %s", col.Default.String(), col.Name)
-		}
+		// Only rows written from now on use the default, whatever it is:
+		// an expression is evaluated for each of them.
 		if _, err := originValue(ctx, col); err != nil {
 			return err
 		}

@@ -210,3 +210,22 @@ func TestAlgorithmInstant(t *testing.T) {
 	expectRows(t, db, "SELECT * FROM t", "1,1,x")
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 }
+
+// TestModifyColumnExpressionDefault: a MODIFY or ALTER COLUMN that gives
+// a column an expression default changes what later inserts get, and no
+// stored row, as in MySQL.
+func TestModifyColumnExpressionDefault(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, at DATETIME, u VARCHAR(36) DEFAULT 'none')")
+	mustExec(t, db, "INSERT INTO t (id) VALUES (1)")
+	mustExec(t, db, "ALTER TABLE t MODIFY at DATETIME DEFAULT CURRENT_TIMESTAMP")
+	mustExec(t, db, "ALTER TABLE t ALTER COLUMN u SET DEFAULT (UUID())")
+	mustExec(t, db, "INSERT INTO t (id) VALUES (2), (3)")
+	expectRows(t, db, "SELECT id, at IS NULL, u FROM t WHERE id = 1", "1,1,none")
+	expectRows(t, db, "SELECT COUNT(*), COUNT(DISTINCT u) FROM t WHERE id > 1 AND at IS NOT NULL AND LENGTH(u) = 36", "2,2")
+	create := rows(t, db, "SHOW CREATE TABLE t")[0]
+	if !strings.Contains(create, "DEFAULT CURRENT_TIMESTAMP") || !strings.Contains(create, "DEFAULT (uuid())") {
+		t.Errorf("SHOW CREATE TABLE:\n%s", create)
+	}
+}
