@@ -100,15 +100,16 @@ func (m *Manager) submitColumnJob(typ, dbName, tableName string, tableID int64, 
 // DropColumnIndexes returns the indexes of t that DROP COLUMN name takes
 // with it, those of that column alone (MySQL drops an index all of whose
 // columns are dropped), and whether any other index holds the column, to
-// be rebuilt without it. A primary-key column is refused with 1235, and
-// an index that a job has yet to finish with 1412.
+// be rebuilt without it (a primary key too, as MySQL rebuilds it over the
+// remaining columns). The column the rows are keyed by is refused with
+// 1235, and an index that a job has yet to finish with 1412.
 func DropColumnIndexes(t *catalog.Table, name string) (alone []IndexSpec, rebuild bool, err error) {
 	c, _ := t.ColumnByName(name)
 	if c == nil {
 		return nil, false, &CantDropError{Name: name}
 	}
-	if c.ID == t.HandleColumn || slices.Contains(t.PKColumns, c.ID) {
-		return nil, false, &UnsupportedError{Feature: "ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column"}
+	if c.ID == t.HandleColumn {
+		return nil, false, &UnsupportedError{Feature: "ALTER TABLE ... DROP COLUMN of a clustered integer PRIMARY KEY column (the rows are keyed by it)"}
 	}
 	for _, ix := range t.Indexes {
 		in := 0
@@ -120,8 +121,6 @@ func DropColumnIndexes(t *catalog.Table, name string) (alone []IndexSpec, rebuil
 		switch {
 		case in == 0:
 			continue
-		case ix.Primary:
-			return nil, false, &UnsupportedError{Feature: "ALTER TABLE ... DROP COLUMN of a PRIMARY KEY column"}
 		case ix.State != catalog.StatePublic:
 			return nil, false, ErrTableChanged
 		case in < len(ix.Columns):

@@ -352,7 +352,10 @@ func addReplacements(t *catalog.Table, cols map[int64][]catalog.IndexColumn, old
 			}
 		}
 		added = append(added, nix)
-		specs = append(specs, IndexSpec{Name: ix.Name, Columns: nix.Columns, Unique: ix.Unique, Comment: ix.Comment, ID: nix.ID, Replaces: ix.ID})
+		// A primary key's replacement is a unique index until the swap,
+		// which hands it the PRIMARY role.
+		nix.Unique = ix.Unique || ix.Primary
+		specs = append(specs, IndexSpec{Name: ix.Name, Columns: nix.Columns, Unique: nix.Unique, Comment: ix.Comment, ID: nix.ID, Replaces: ix.ID})
 	}
 	t.Indexes = append(t.Indexes, added...)
 	return specs
@@ -382,8 +385,9 @@ func swapChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 }
 
 // swapIndexes makes the job's replacement indexes public in the old ones'
-// places, with their names, and the old ones hidden and write-only; an
-// old index without a replacement (ID 0) only goes write-only and hidden.
+// places, with their names and the PRIMARY role, and the old ones hidden
+// and write-only; an old index without a replacement (ID 0) only goes
+// write-only and hidden. The table's primary-key columns follow.
 func swapIndexes(t *catalog.Table, j *Job) error {
 	for _, s := range j.Indexes {
 		oi, oix := findIndex(t, s.Replaces)
@@ -392,7 +396,7 @@ func swapIndexes(t *catalog.Table, j *Job) error {
 		}
 		oix.State = catalog.StateWriteOnly
 		if s.ID == 0 {
-			oix.Name = HiddenIndexPrefix + oix.Name
+			oix.Name, oix.Primary = HiddenIndexPrefix+oix.Name, false
 			continue
 		}
 		ni, nix := findIndex(t, s.ID)
@@ -400,9 +404,11 @@ func swapIndexes(t *catalog.Table, j *Job) error {
 			return fmt.Errorf("index %s vanished from table %s", s.Name, j.TableName)
 		}
 		oix.Name, nix.Name = nix.Name, oix.Name
+		nix.Primary, oix.Primary = oix.Primary, false
 		nix.State = catalog.StatePublic
 		t.Indexes[oi], t.Indexes[ni] = nix, oix
 	}
+	syncPrimaryKey(t)
 	j.SchemaState = catalog.StatePublic
 	return nil
 }

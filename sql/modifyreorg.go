@@ -479,8 +479,8 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return refuse("that changes AUTO_INCREMENT of column %s", old.Name)
 	case col.Generated != nil || old.Generated != "":
 		return refuse("of generated column %s (or making it one)", old.Name)
-	case old.ID == def.HandleColumn || slices.Contains(def.PKColumns, old.ID):
-		return refuse("that changes the type of primary-key column %s", old.Name)
+	case old.ID == def.HandleColumn:
+		return refuse("that changes the type of clustered integer primary-key column %s (the rows are keyed by it)", old.Name)
 	}
 	for _, c := range def.Columns {
 		if c.Generated != "" && mentions(c.Generated, old.Name) {
