@@ -138,6 +138,8 @@ func sqlState(code uint16) string {
 		return "01000"
 	case mysql.ERInvalidUseOfNull:
 		return "22004"
+	case mysql.ERTruncatedWrongValue:
+		return "22007"
 	}
 	return mysql.SSUnknownSQLState
 }

@@ -382,6 +382,9 @@ func sameStorage(from, to gms.Type) bool {
 		torank, ok := intRank[to.Type()]
 		return ok && torank >= rank && types.IsUnsigned(from) == types.IsUnsigned(to)
 	}
+	if members, ok := appendedMembers(from, to); ok {
+		return members
+	}
 	fs, ok1 := from.(gms.StringType)
 	ts, ok2 := to.(gms.StringType)
 	if !ok1 || !ok2 || fs.Collation() != ts.Collation() {
@@ -393,6 +396,33 @@ func sameStorage(from, to gms.Type) bool {
 		return ts.MaxCharacterLength() >= fs.MaxCharacterLength()
 	}
 	return false
+}
+
+// appendedMembers reports, for an ENUM or SET type from (ok), whether to
+// is the same kind of type with the same members first, in the same
+// order and collation: rows store an ENUM member's number and a SET's
+// bits, which members added at the end leave as they are, as MySQL's
+// instant change of such a column does.
+func appendedMembers(from, to gms.Type) (same, ok bool) {
+	var fv, tv []string
+	var fc, tc gms.CollationID
+	switch f := from.(type) {
+	case gms.EnumType:
+		t, isEnum := to.(gms.EnumType)
+		if !isEnum {
+			return false, true
+		}
+		fv, tv, fc, tc = f.Values(), t.Values(), f.Collation(), t.Collation()
+	case gms.SetType:
+		t, isSet := to.(gms.SetType)
+		if !isSet {
+			return false, true
+		}
+		fv, tv, fc, tc = f.Values(), t.Values(), f.Collation(), t.Collation()
+	default:
+		return false, false
+	}
+	return fc == tc && len(tv) >= len(fv) && slices.Equal(fv, tv[:len(fv)]), true
 }
 
 var intRank = map[query.Type]int{

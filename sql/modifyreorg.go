@@ -15,6 +15,7 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/shopspring/decimal"
 
@@ -38,7 +39,8 @@ type shadowMeta struct {
 	kind     valueKind
 	coll     gms.CollationID
 	nullable bool
-	src      int // position of the source column in the schema
+	src      int      // position of the source column in the schema
+	from     gms.Type // the source column's type
 	lenient  bool
 	refuse   bool // DML refuses a value that does not convert, rather than dooming the job
 }
@@ -55,7 +57,7 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 		}
 		m.shadows = append(m.shadows, shadowMeta{
 			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ), coll: stringCollation(typ),
-			nullable: c.Column.Nullable, src: src, lenient: c.Lenient, refuse: c.Refuse,
+			nullable: c.Column.Nullable, src: src, from: m.schema[src].Type, lenient: c.Lenient, refuse: c.Refuse,
 		})
 	}
 	if len(m.shadows) > 0 {
@@ -254,7 +256,7 @@ func isConversionError(err error) bool {
 		return false
 	}
 	switch se.Num {
-	case mysql.ERBadNullError, 1138, 1264, 1265, 1366, mysql.ERDataTooLong:
+	case mysql.ERBadNullError, 1138, 1264, 1265, 1292, 1366, mysql.ERDataTooLong:
 		return true
 	}
 	return false
@@ -271,7 +273,7 @@ func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (out any, err error
 		}()
 	}
 	if !sh.lenient {
-		return convertColumnValue(v, sh.typ, sh.nullable, sh.name, rowNum, dml)
+		return convertColumnValue(sourceValue(sh.from, sh.typ, v), sh.typ, sh.nullable, sh.name, rowNum, dml)
 	}
 	if v == nil {
 		return nil, nil
@@ -281,6 +283,24 @@ func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (out any, err error
 		return nil, nil
 	}
 	return c, nil
+}
+
+// sourceValue is what a value v of type from converts from into type to:
+// an ENUM member or a SET by its text (rows store their numbers), and a
+// date or time by its text when it becomes a string (as MySQL shows it:
+// a DATE without a time); any other value as it is.
+func sourceValue(from, to gms.Type, v any) any {
+	if v == nil {
+		return nil
+	}
+	switch fk, tk := kindOf(from), kindOf(to); {
+	case fk == kindEnum || fk == kindSet, fk == kindTime && (tk == kindString || tk == kindBytes):
+		sv, err := from.SQL(gms.NewEmptyContext(), nil, v)
+		if err == nil {
+			return sv.ToString()
+		}
+	}
+	return v
 }
 
 // convertColumnValue converts v to type to as MySQL's ALTER TABLE copy
@@ -336,6 +356,17 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 			return nil, mysql.NewSQLError(mysql.ERDataTooLong, "22001", "Data too long for column '%s' at row %d", col, row)
 		}
 		return nil, truncated
+	}
+	switch kindOf(to) {
+	case kindEnum, kindSet:
+		return nil, truncated
+	case kindTime:
+		what := "datetime"
+		if to.Type() == sqltypes.Date {
+			what = "date"
+		}
+		return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValue, "22007",
+			"Incorrect %s value: '%s' for column '%s' at row %d", what, displayValue(v), col, row)
 	}
 	return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
 		"Incorrect %s value: '%s' for column '%s' at row %d", to.String(), displayValue(v), col, row)
@@ -490,10 +521,40 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 	if was.Type.String() == col.Type.String() {
 		return nil
 	}
-	if !slices.Contains(reorgKinds, kindOf(was.Type)) || !slices.Contains(reorgKinds, kindOf(col.Type)) {
-		return refuse("from %s to %s (column %s): only integer, DECIMAL, FLOAT/DOUBLE and CHAR/VARCHAR/TEXT columns are converted", was.Type.String(), col.Type.String(), old.Name)
+	if !convertible(kindOf(was.Type), kindOf(col.Type)) {
+		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, and DATE/DATETIME/TIMESTAMP are converted, each to its own kind or from and to strings", was.Type.String(), col.Type.String(), old.Name)
 	}
 	return nil
+}
+
+// convertible says whether a MODIFY COLUMN converts values of kind from
+// to kind to: numbers and strings among themselves (reorgKinds), binary
+// strings to binary strings, ENUM and SET to either or to and from
+// strings, and dates and datetimes to each other and to and from strings.
+func convertible(from, to valueKind) bool {
+	if slices.Contains(reorgKinds, from) && slices.Contains(reorgKinds, to) {
+		return true
+	}
+	group := func(k valueKind) int {
+		switch k {
+		case kindBytes:
+			return 1
+		case kindEnum, kindSet:
+			return 2
+		case kindTime:
+			return 3
+		}
+		return 0
+	}
+	switch {
+	case group(from) != 0 && group(from) == group(to):
+		return true
+	case from == kindString:
+		return group(to) >= 2
+	case to == kindString:
+		return group(from) >= 2
+	}
+	return false
 }
 
 // doomValue is the doom record of a job that fails with err.

@@ -1,0 +1,81 @@
+package sql_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/reorgdb/reorgdb/server/servertest"
+)
+
+// TestModifyEnumSetAndDates: ENUM and SET members added at the end are a
+// metadata change, as in MySQL; other ENUM / SET changes, and changes
+// between DATE, DATETIME, TIMESTAMP and strings, and between binary
+// strings, rewrite the values online by their text as MySQL's table copy
+// converts them in strict mode, failing with its errors and leaving the
+// table as it was.
+func TestModifyEnumSetAndDates(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE e (id INT PRIMARY KEY, s ENUM('a','b','c') NOT NULL, st SET('x','y'), "+
+		"d DATETIME(6), dd DATE, b VARBINARY(10), c VARCHAR(30), KEY ks (s), KEY kd (d))")
+	mustExec(t, db, "INSERT INTO e VALUES (1, 'b', 'x,y', '2020-01-02 03:04:05.600000', '2020-01-02', 'ab', '2021-05-06 07:08:09'), "+
+		"(2, 'c', 'y', '1960-01-01 00:00:00', '2021-12-31', 'xyz', 'soon')")
+
+	// Members added at the end: instant.
+	mustExec(t, db, "ALTER TABLE e MODIFY s ENUM('a','b','c','d') NOT NULL, MODIFY st SET('x','y','z')")
+	expectRows(t, db, "SELECT comments FROM information_schema.ddl_jobs ORDER BY job_id", "mode=instant", "mode=instant")
+	mustExec(t, db, "INSERT INTO e (id, s, st) VALUES (3, 'd', 'z,x')")
+
+	for _, c := range []struct {
+		q, state string
+		code     uint16
+		msg      string
+	}{
+		{"ALTER TABLE e MODIFY s ENUM('a','c','d') NOT NULL", "01000", 1265, "Data truncated for column 's' at row 1"},
+		{"ALTER TABLE e MODIFY c ENUM('soon')", "01000", 1265, "Data truncated for column 'c' at row 1"},
+		{"ALTER TABLE e MODIFY d TIMESTAMP NULL", "22007", 1292, "Incorrect datetime value: '1960-01-01 00:00:00' for column 'd' at row 2"},
+		{"ALTER TABLE e MODIFY c DATETIME", "22007", 1292, "Incorrect datetime value: 'soon' for column 'c' at row 2"},
+		{"ALTER TABLE e MODIFY c DATE", "22007", 1292, "Incorrect date value: 'soon' for column 'c' at row 2"},
+		{"ALTER TABLE e MODIFY d VARCHAR(10)", "01000", 1265, "Data truncated for column 'd' at row 1"},
+		{"ALTER TABLE e MODIFY b VARBINARY(2)", "01000", 1265, "Data truncated for column 'b' at row 2"},
+		{"ALTER TABLE e MODIFY d INT", "42000", 1235, "only numbers, strings"},
+	} {
+		before := showCreate(t, db, "e")
+		_, err := db.Exec(c.q)
+		expectErr(t, err, c.code, c.msg)
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && string(me.SQLState[:]) != c.state {
+			t.Errorf("%s: SQLSTATE %s, want %s", c.q, me.SQLState[:], c.state)
+		}
+		if after := showCreate(t, db, "e"); after != before {
+			t.Fatalf("%s changed the table:\n%s", c.q, after)
+		}
+	}
+
+	mustExec(t, db, "UPDATE e SET c = '2022-02-03' WHERE id = 2")
+	for _, q := range []string{
+		"ALTER TABLE e MODIFY s ENUM('d','c','b','a') NOT NULL", // reordered: by member, not number
+		"ALTER TABLE e MODIFY st VARCHAR(10)",
+		"ALTER TABLE e MODIFY d DATETIME",  // rounds the fraction, as MySQL does
+		"ALTER TABLE e MODIFY dd DATETIME", // midnight
+		"ALTER TABLE e MODIFY c DATE",
+		"ALTER TABLE e MODIFY b BLOB",
+	} {
+		mustExec(t, db, q)
+	}
+	expectRows(t, db, "SELECT id, s, s+0, st, DATE_FORMAT(d, '%Y-%m-%d %T.%f'), DATE_FORMAT(dd, '%Y-%m-%d %T'), b, DATE_FORMAT(c, '%Y-%m-%d') FROM e ORDER BY id",
+		"1,b,3,x,y,2020-01-02 03:04:06.000000,2020-01-02 00:00:00,ab,2021-05-06",
+		"2,c,2,y,1960-01-01 00:00:00.000000,2021-12-31 00:00:00,xyz,2022-02-03",
+		"3,d,1,x,z,NULL,NULL,NULL,NULL")
+	expectRows(t, db, "SELECT id FROM e FORCE INDEX (ks) WHERE s = 'c'", "2")
+	expectRows(t, db, "SELECT id FROM e FORCE INDEX (kd) WHERE d = '2020-01-02 03:04:06'", "1")
+	mustExec(t, db, "ALTER TABLE e MODIFY d DATE, MODIFY dd VARCHAR(20)")
+	expectRows(t, db, "SELECT DATE_FORMAT(d, '%Y-%m-%d %T'), dd FROM e WHERE id = 1", "2020-01-02 00:00:00,2020-01-02 00:00:00")
+	if got := showCreate(t, db, "e"); !strings.Contains(got, "`d` date DEFAULT NULL") || !strings.Contains(got, "`c` date DEFAULT NULL") {
+		t.Errorf("SHOW CREATE TABLE:\n%s", got)
+	}
+	mustExec(t, db, "ADMIN CHECK TABLE e")
+}
