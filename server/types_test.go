@@ -350,6 +350,26 @@ func TestTimeAsText(t *testing.T) {
 	}
 }
 
+// TestDateAsText: a DATE, DATETIME(n) or TIMESTAMP(n) value turns into
+// MySQL's text where a string is wanted: a DATE without a time, and as
+// many fractional digits as the type has.
+func TestDateAsText(t *testing.T) {
+	s := servertest.Start(t)
+	db := typesDB(t, s)
+	execT(t, db, "CREATE TABLE dx (id int PRIMARY KEY, d date, dt datetime(3), ts timestamp(6) NULL, p datetime)")
+	execT(t, db, "INSERT INTO dx VALUES (1, '2020-01-02', '2020-01-02 03:04:05.5', '2020-01-02 03:04:05.25', '2021-02-03 04:05:06')")
+	query(t, db, "SELECT CAST(d AS CHAR) FROM dx", "2020-01-02")
+	query(t, db, "SELECT CONCAT(d, '|', dt, '|', ts, '|', p) FROM dx", "2020-01-02|2020-01-02 03:04:05.500|2020-01-02 03:04:05.250000|2021-02-03 04:05:06")
+	query(t, db, "SELECT CONCAT_WS(',', dt, d) FROM dx", "2020-01-02 03:04:05.500,2020-01-02")
+	query(t, db, "SELECT COALESCE(NULL, d) FROM dx", "2020-01-02")
+	query(t, db, "SELECT CONVERT(dt, CHAR) FROM dx", "2020-01-02 03:04:05.500")
+	query(t, db, "SELECT LENGTH(CONCAT(d)) FROM dx", "10")
+	var got string
+	if err := db.QueryRow("SELECT CONCAT(d, ?) FROM dx WHERE id = ?", "!", 1).Scan(&got); err != nil || got != "2020-01-02!" {
+		t.Errorf("prepared CONCAT: %q, %v", got, err)
+	}
+}
+
 // checkRow compares the one row query reads with want, as text.
 func checkRow(t *testing.T, db *sql.DB, query string, want []string, args ...any) {
 	t.Helper()

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -31,6 +32,9 @@ func timeToTextRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.
 			if isTimeExpr(e.Child) && types.IsText(e.Type()) {
 				return timeText{e.Child}, transform.NewTree, nil
 			}
+			if isDateExpr(e.Child) && types.IsText(e.Type()) {
+				return dateText{e.Child}, transform.NewTree, nil
+			}
 			if tc, ok := asTimeCast(e); ok {
 				return tc, transform.NewTree, nil
 			}
@@ -54,15 +58,75 @@ func isTimeExpr(e gms.Expression) bool {
 }
 
 func wrapTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
-	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression { return timeText{a} })
+	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression {
+		if isDateExpr(a) {
+			return dateText{a}
+		}
+		return timeText{a}
+	})
 }
 
-// wrapTimeChildren replaces each TIME-valued argument a of e by wrap(a).
+// isDateExpr says whether e is a DATE, DATETIME or TIMESTAMP, which
+// go-mysql-server turns into text always as a DATETIME with its
+// fraction's trailing zeros cut ('2020-01-02 00:00:00' for a DATE), where
+// MySQL writes the type's own form ('2020-01-02', '10:00:00.500' for
+// DATETIME(3)).
+func isDateExpr(e gms.Expression) bool {
+	switch e.Type().Type() {
+	case sqltypes.Date, sqltypes.Datetime, sqltypes.Timestamp:
+		return true
+	}
+	return false
+}
+
+// dateText is a DATE, DATETIME or TIMESTAMP expression's value as text,
+// with as many fractional digits as its type has, as MySQL writes it.
+type dateText struct{ Child gms.Expression }
+
+var _ gms.Expression = dateText{}
+
+func (t dateText) Eval(ctx *gms.Context, row gms.Row) (any, error) {
+	v, err := t.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	tv, ok := v.(time.Time)
+	if !ok {
+		c, _, err := t.Child.Type().Convert(ctx, v)
+		if tv, ok = c.(time.Time); err != nil || !ok {
+			return nil, err
+		}
+	}
+	layout := "2006-01-02"
+	if t.Child.Type().Type() != sqltypes.Date {
+		layout += " 15:04:05"
+		if p := Precision(t.Child.Type()); p > 0 {
+			layout += "." + "000000"[:p]
+		}
+	}
+	return tv.Format(layout), nil
+}
+
+func (t dateText) Type() gms.Type             { return types.LongText }
+func (t dateText) Children() []gms.Expression { return []gms.Expression{t.Child} }
+func (t dateText) Resolved() bool             { return t.Child.Resolved() }
+func (t dateText) IsNullable() bool           { return t.Child.IsNullable() }
+func (t dateText) String() string             { return fmt.Sprintf("CAST(%s AS CHAR)", t.Child) }
+
+func (t dateText) WithChildren(children ...gms.Expression) (gms.Expression, error) {
+	if len(children) != 1 {
+		return nil, gms.ErrInvalidChildrenNumber.New(t, len(children), 1)
+	}
+	return dateText{children[0]}, nil
+}
+
+// wrapTimeChildren replaces each TIME-valued argument a of e by wrap(a)
+// (and, for text, each date-valued one).
 func wrapTimeChildren(e gms.Expression, wrap func(gms.Expression) gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
 	args := e.Children()
 	var out []gms.Expression
 	for i, a := range args {
-		if !isTimeExpr(a) {
+		if !isTimeExpr(a) && !(isDateExpr(a) && types.IsText(wrap(a).Type())) {
 			continue
 		}
 		if out == nil {
