@@ -79,3 +79,42 @@ func TestModifyEnumSetAndDates(t *testing.T) {
 	}
 	mustExec(t, db, "ADMIN CHECK TABLE e")
 }
+
+// TestModifyTimeAndYear: TIME changes precision (rounding) and converts
+// to and from strings; YEAR converts to and from integers (two digits as
+// MySQL reads them) and strings; bad values fail with MySQL's errors.
+func TestModifyTimeAndYear(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE y (id INT PRIMARY KEY, t TIME(6), y YEAR, i INT, c VARCHAR(20), c2 VARCHAR(20))")
+	mustExec(t, db, "INSERT INTO y VALUES (1, '10:00:00.600000', 2020, 69, '12:34:56', 'x'), (2, '-838:59:59', 1999, 2000, '1:2', '2021')")
+	for _, c := range []struct {
+		q    string
+		code uint16
+		msg  string
+	}{
+		{"ALTER TABLE y MODIFY c2 TIME", 1292, "Incorrect time value: 'x' for column 'c2' at row 1"},
+		{"ALTER TABLE y MODIFY c2 YEAR", 1366, "Incorrect integer value: 'x' for column 'c2' at row 1"},
+		{"ALTER TABLE y MODIFY t DATETIME", 1235, "only numbers, strings"},
+	} {
+		_, err := db.Exec(c.q)
+		expectErr(t, err, c.code, c.msg)
+	}
+	for _, q := range []string{
+		"ALTER TABLE y MODIFY t TIME",
+		"ALTER TABLE y MODIFY y INT",
+		"ALTER TABLE y MODIFY i YEAR",
+		"ALTER TABLE y MODIFY c TIME",
+	} {
+		mustExec(t, db, q)
+	}
+	expectRows(t, db, "SELECT id, CAST(t AS CHAR), y, i, CAST(c AS CHAR) FROM y ORDER BY id",
+		"1,10:00:01,2020,2069,12:34:56", "2,-838:59:59,1999,2000,01:02:00")
+	mustExec(t, db, "ALTER TABLE y MODIFY t VARCHAR(12)")
+	expectRows(t, db, "SELECT t FROM y ORDER BY id", "10:00:01", "-838:59:59")
+	mustExec(t, db, "CREATE TABLE y2 (i INT)")
+	mustExec(t, db, "INSERT INTO y2 VALUES (3000)")
+	_, err := db.Exec("ALTER TABLE y2 MODIFY i YEAR")
+	expectErr(t, err, 1264, "Out of range value for column 'i' at row 1")
+	mustExec(t, db, "ADMIN CHECK TABLE y")
+}

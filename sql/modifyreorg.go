@@ -294,7 +294,8 @@ func sourceValue(from, to gms.Type, v any) any {
 		return nil
 	}
 	switch fk, tk := kindOf(from), kindOf(to); {
-	case fk == kindEnum || fk == kindSet, fk == kindTime && (tk == kindString || tk == kindBytes):
+	case fk == kindEnum || fk == kindSet,
+		(fk == kindTime || fk == kindTimespan || fk == kindYear) && (tk == kindString || tk == kindBytes):
 		sv, err := from.SQL(gms.NewEmptyContext(), nil, v)
 		if err == nil {
 			return sv.ToString()
@@ -360,6 +361,13 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 	switch kindOf(to) {
 	case kindEnum, kindSet:
 		return nil, truncated
+	case kindYear:
+		if _, isString := v.(string); !isString {
+			return nil, outOfRange
+		}
+	case kindTimespan:
+		return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValue, "22007",
+			"Incorrect time value: '%s' for column '%s' at row %d", displayValue(v), col, row)
 	case kindTime:
 		what := "datetime"
 		if to.Type() == sqltypes.Date {
@@ -404,7 +412,7 @@ var numberPrefix = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`
 
 func numberKind(t gms.Type) string {
 	switch {
-	case types.IsInteger(t):
+	case types.IsInteger(t), types.IsYear(t):
 		return "integer"
 	case types.IsDecimal(t):
 		return "decimal"
@@ -522,7 +530,7 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return nil
 	}
 	if !convertible(kindOf(was.Type), kindOf(col.Type)) {
-		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, and DATE/DATETIME/TIMESTAMP are converted, each to its own kind or from and to strings", was.Type.String(), col.Type.String(), old.Name)
+		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, DATE/DATETIME/TIMESTAMP, TIME and YEAR are converted, each to its own kind or from and to strings (YEAR also to and from integers)", was.Type.String(), col.Type.String(), old.Name)
 	}
 	return nil
 }
@@ -530,7 +538,9 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 // convertible says whether a MODIFY COLUMN converts values of kind from
 // to kind to: numbers and strings among themselves (reorgKinds), binary
 // strings to binary strings, ENUM and SET to either or to and from
-// strings, and dates and datetimes to each other and to and from strings.
+// strings, dates and datetimes to each other and to and from strings,
+// TIME to TIME and to and from strings, and YEAR to and from integers and
+// strings.
 func convertible(from, to valueKind) bool {
 	if slices.Contains(reorgKinds, from) && slices.Contains(reorgKinds, to) {
 		return true
@@ -543,6 +553,10 @@ func convertible(from, to valueKind) bool {
 			return 2
 		case kindTime:
 			return 3
+		case kindTimespan:
+			return 4
+		case kindYear:
+			return 5
 		}
 		return 0
 	}
@@ -553,9 +567,15 @@ func convertible(from, to valueKind) bool {
 		return group(to) >= 2
 	case to == kindString:
 		return group(from) >= 2
+	case from == kindYear:
+		return isIntKind(to)
+	case to == kindYear:
+		return isIntKind(from)
 	}
 	return false
 }
+
+func isIntKind(k valueKind) bool { return k >= kindInt8 && k <= kindUint64 }
 
 // doomValue is the doom record of a job that fails with err.
 func doomValue(err error) []byte {
