@@ -147,11 +147,17 @@ type Check struct {
 // convert is stored without the hidden value and dooms the job (package
 // ddl) instead of failing; with Refuse, the job's last version before the
 // swap, the write fails.
+//
+// A Lax column converts as MySQL's table copy does without strict mode
+// (the ALTER's session had none): a number out of range becomes the
+// nearest end of the range, text too long is cut, text that is not a
+// number becomes its numeric prefix, instead of failing.
 type ChangingColumn struct {
 	Column  Column `json:"column"`
 	Source  int64  `json:"source"`
 	Lenient bool   `json:"lenient,omitempty"`
 	Refuse  bool   `json:"refuse,omitempty"`
+	Lax     bool   `json:"lax,omitempty"`
 }
 
 // Database is a schema namespace, with the stored objects that live in it.

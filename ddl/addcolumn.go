@@ -41,6 +41,9 @@ type ColumnSpec struct {
 	// WasType, for a metadata-only MODIFY COLUMN, is the type the column
 	// had when the change was found to need no rewrite.
 	WasType string `json:"was_type,omitempty"`
+	// Lax, for a MODIFY COLUMN reorganisation, says the ALTER ran without
+	// a strict sql_mode (catalog.ChangingColumn.Lax).
+	Lax bool `json:"lax,omitempty"`
 }
 
 // JobDropColumn removes a column. A column no index contains goes

@@ -268,7 +268,7 @@ func (m *Manager) addChanging(ch *catalog.Change, t *catalog.Table, j *Job) erro
 	t.NextColumnID++
 	c := spec.Column
 	c.ID, c.Origin = t.NextColumnID, nil
-	t.Changing = append(t.Changing, catalog.ChangingColumn{Column: c, Source: old.ID})
+	t.Changing = append(t.Changing, catalog.ChangingColumn{Column: c, Source: old.ID, Lax: spec.Lax})
 	spec.ID, spec.OldID = c.ID, old.ID
 	j.Indexes = addReplacements(t, cols, old.ID, c.ID)
 	startReorg(ch, j)

@@ -137,7 +137,9 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		}
 		c.HasDefault, c.Default = true, defaultText(ctx, col)
 	}
-	spec := ddl.ColumnSpec{Column: c, Of: old.Name, OldID: old.ID, WasType: old.Type}
+	mode := gms.LoadSqlMode(ctx)
+	strict := mode.ModeEnabled("STRICT_TRANS_TABLES") || mode.ModeEnabled("STRICT_ALL_TABLES")
+	spec := ddl.ColumnSpec{Column: c, Of: old.Name, OldID: old.ID, WasType: old.Type, Lax: !strict}
 	if order != nil {
 		spec.First, spec.After = order.First, order.AfterColumn
 	}

@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -117,4 +118,46 @@ func TestModifyTimeAndYear(t *testing.T) {
 	_, err := db.Exec("ALTER TABLE y2 MODIFY i YEAR")
 	expectErr(t, err, 1264, "Out of range value for column 'i' at row 1")
 	mustExec(t, db, "ADMIN CHECK TABLE y")
+}
+
+// TestModifyColumnWithoutStrictMode: an ALTER from a session without a
+// strict sql_mode converts as MySQL's copy does there: numbers out of
+// range clamp to the type's range, text too long is cut, text that is not
+// a number becomes its numeric prefix. A NULL into NOT NULL, and dates,
+// still fail.
+func TestModifyColumnWithoutStrictMode(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	mustExec(t, conn, "SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'")
+	mustExec(t, conn, "CREATE TABLE t (id INT PRIMARY KEY, i INT, u INT, s VARCHAR(20), n VARCHAR(20), d DECIMAL(6,2), m MEDIUMINT, x INT NULL, dt VARCHAR(20), KEY ks (s))")
+	mustExec(t, conn, "INSERT INTO t VALUES (1, 300, -5, 'abcdef', '12x', 10.75, 100, NULL, 'soon'), (2, -300, 70000, 'ab', 'none', -99.99, -8000000, 1, '2020-01-01')")
+	for _, q := range []string{
+		"ALTER TABLE t MODIFY i TINYINT",
+		"ALTER TABLE t MODIFY u SMALLINT UNSIGNED",
+		"ALTER TABLE t MODIFY s VARCHAR(3)",
+		"ALTER TABLE t MODIFY n INT",
+		"ALTER TABLE t MODIFY d DECIMAL(3,1)",
+		"ALTER TABLE t MODIFY m SMALLINT",
+	} {
+		mustExec(t, conn, q)
+	}
+	expectRows(t, conn, "SELECT id, i, u, s, n, d, m FROM t ORDER BY id",
+		"1,127,0,abc,12,10.8,100", "2,-128,65535,ab,0,-99.9,-32768")
+	expectRows(t, conn, "SELECT id FROM t FORCE INDEX (ks) WHERE s = 'abc'", "1")
+	_, err = conn.ExecContext(ctx, "ALTER TABLE t MODIFY x INT NOT NULL")
+	expectErr(t, err, 1138, "Invalid use of NULL value")
+	_, err = conn.ExecContext(ctx, "ALTER TABLE t MODIFY dt DATE")
+	expectErr(t, err, 1292, "Incorrect date value: 'soon'")
+	mustExec(t, conn, "ADMIN CHECK TABLE t")
+	// The same change in a strict session fails.
+	mustExec(t, db, "CREATE TABLE t2 (id INT PRIMARY KEY, i INT)")
+	mustExec(t, db, "INSERT INTO t2 VALUES (1, 300)")
+	_, err = db.Exec("ALTER TABLE t2 MODIFY i TINYINT")
+	expectErr(t, err, 1264, "Out of range value for column 'i' at row 1")
 }

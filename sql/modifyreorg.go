@@ -43,6 +43,7 @@ type shadowMeta struct {
 	from     gms.Type // the source column's type
 	lenient  bool
 	refuse   bool // DML refuses a value that does not convert, rather than dooming the job
+	lax      bool // converts as MySQL without strict mode (laxValue)
 }
 
 func (m *tableMeta) buildShadows(def *catalog.Table) error {
@@ -57,7 +58,7 @@ func (m *tableMeta) buildShadows(def *catalog.Table) error {
 		}
 		m.shadows = append(m.shadows, shadowMeta{
 			id: c.Column.ID, name: c.Column.Name, typ: typ, kind: kindOf(typ), coll: stringCollation(typ),
-			nullable: c.Column.Nullable, src: src, from: m.schema[src].Type, lenient: c.Lenient, refuse: c.Refuse,
+			nullable: c.Column.Nullable, src: src, from: m.schema[src].Type, lenient: c.Lenient, refuse: c.Refuse, lax: c.Lax,
 		})
 	}
 	if len(m.shadows) > 0 {
@@ -273,7 +274,14 @@ func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (out any, err error
 		}()
 	}
 	if !sh.lenient {
-		return convertColumnValue(sourceValue(sh.from, sh.typ, v), sh.typ, sh.nullable, sh.name, rowNum, dml)
+		src := sourceValue(sh.from, sh.typ, v)
+		out, err := convertColumnValue(src, sh.typ, sh.nullable, sh.name, rowNum, dml)
+		if err != nil && sh.lax && src != nil && isConversionError(err) {
+			if lv, ok := laxValue(src, sh.typ); ok {
+				return lv, nil
+			}
+		}
+		return out, err
 	}
 	if v == nil {
 		return nil, nil

@@ -1,0 +1,146 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/shopspring/decimal"
+)
+
+// laxValue is what MySQL's ALTER TABLE copy stores, with a warning,
+// without strict mode, for a non-NULL value v that type to cannot hold:
+// a number out of range becomes the nearest end of the range, text that
+// is not a number its numeric prefix (0 if none), and text too long its
+// first characters. ok is false for the other kinds (dates, ENUM, ...),
+// whose conversion fails as in strict mode.
+func laxValue(v any, to gms.Type) (out any, ok bool) {
+	var lax any
+	switch k := kindOf(to); {
+	case isIntKind(k), k == kindDecimal, k == kindFloat32, k == kindFloat64:
+		lax = clampNumber(laxNumber(v), to)
+	case k == kindString, k == kindBytes:
+		lax = cutText(v, to)
+	default:
+		return nil, false
+	}
+	if lax == nil {
+		return nil, false
+	}
+	c, _, err := to.Convert(context.Background(), lax)
+	return c, err == nil
+}
+
+// laxNumber reads v as a number: text by its numeric prefix.
+func laxNumber(v any) decimal.Decimal {
+	var text string
+	switch x := v.(type) {
+	case string:
+		text = numberPrefix.FindString(strings.TrimLeft(x, " \t\n\r"))
+	case []byte:
+		text = numberPrefix.FindString(strings.TrimLeft(string(x), " \t\n\r"))
+	case decimal.Decimal:
+		return x
+	case float32:
+		return decimal.NewFromFloat32(x)
+	case float64:
+		return decimal.NewFromFloat(x)
+	default:
+		text = fmt.Sprint(x)
+	}
+	d, err := decimal.NewFromString(text)
+	if err != nil {
+		if f, ferr := parseFloatPrefix(text); ferr == nil {
+			return decimal.NewFromFloat(f)
+		}
+		return decimal.Zero
+	}
+	return d
+}
+
+func parseFloatPrefix(text string) (float64, error) {
+	var f float64
+	_, err := fmt.Sscan(text, &f)
+	return f, err
+}
+
+// intRange are the integer types' ranges.
+var intRange = map[query.Type][2]*big.Int{
+	sqltypes.Int8:   {big.NewInt(math.MinInt8), big.NewInt(math.MaxInt8)},
+	sqltypes.Int16:  {big.NewInt(math.MinInt16), big.NewInt(math.MaxInt16)},
+	sqltypes.Int24:  {big.NewInt(-1 << 23), big.NewInt(1<<23 - 1)},
+	sqltypes.Int32:  {big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32)},
+	sqltypes.Int64:  {big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64)},
+	sqltypes.Uint8:  {big.NewInt(0), big.NewInt(math.MaxUint8)},
+	sqltypes.Uint16: {big.NewInt(0), big.NewInt(math.MaxUint16)},
+	sqltypes.Uint24: {big.NewInt(0), big.NewInt(1<<24 - 1)},
+	sqltypes.Uint32: {big.NewInt(0), big.NewInt(math.MaxUint32)},
+	sqltypes.Uint64: {big.NewInt(0), new(big.Int).SetUint64(math.MaxUint64)},
+}
+
+// clampNumber is d at the nearest point of to's range, rounded to its
+// scale.
+func clampNumber(d decimal.Decimal, to gms.Type) any {
+	if r, ok := intRange[to.Type()]; ok {
+		b := d.Round(0).BigInt()
+		switch {
+		case b.Cmp(r[0]) < 0:
+			b = r[0]
+		case b.Cmp(r[1]) > 0:
+			b = r[1]
+		}
+		if b.IsInt64() {
+			return b.Int64()
+		}
+		return b.Uint64()
+	}
+	if dt, ok := to.(gms.DecimalType); ok {
+		scale := int32(dt.Scale())
+		limit := decimal.New(1, int32(dt.Precision())-scale).Sub(decimal.New(1, -scale))
+		d = d.Round(scale)
+		if unsigned := types.IsUnsigned(to); unsigned && d.IsNegative() {
+			return decimal.Zero
+		}
+		switch {
+		case d.GreaterThan(limit):
+			d = limit
+		case d.LessThan(limit.Neg()):
+			d = limit.Neg()
+		}
+		return d
+	}
+	f, _ := d.Float64()
+	if to.Type() == sqltypes.Float32 {
+		f = math.Max(-math.MaxFloat32, math.Min(math.MaxFloat32, f))
+	}
+	return f
+}
+
+// cutText is v as text cut to the length of string type to.
+func cutText(v any, to gms.Type) any {
+	st, ok := to.(gms.StringType)
+	if !ok {
+		return nil
+	}
+	s, _, err := types.LongText.Convert(context.Background(), v)
+	if err != nil {
+		return nil
+	}
+	text, ok := s.(string)
+	if !ok {
+		return nil
+	}
+	if kindOf(to) == kindBytes {
+		if n := int(st.MaxByteLength()); len(text) > n {
+			text = text[:n]
+		}
+		return text
+	}
+	return truncateRunes(text, st.MaxCharacterLength())
+}
