@@ -682,6 +682,9 @@ func mapError(err error, st *stmtInfo) error {
 	}
 	// go-mysql-server gives some kinds a code but not MySQL's text.
 	for _, k := range kindErrors {
+		if k.kind == gms.ErrInvalidJson && se.Num == 3140 {
+			continue // already MySQL's (a MODIFY COLUMN's conversion)
+		}
 		if m := k.re.FindStringSubmatch(se.Message); m != nil {
 			return k.mysql(m[1:], st)
 		}

@@ -140,6 +140,8 @@ func sqlState(code uint16) string {
 		return "22004"
 	case mysql.ERTruncatedWrongValue:
 		return "22007"
+	case 3140: // ER_INVALID_JSON_TEXT
+		return "22032"
 	}
 	return mysql.SSUnknownSQLState
 }

@@ -161,3 +161,30 @@ func TestModifyColumnWithoutStrictMode(t *testing.T) {
 	_, err = db.Exec("ALTER TABLE t2 MODIFY i TINYINT")
 	expectErr(t, err, 1264, "Out of range value for column 'i' at row 1")
 }
+
+// TestModifyJSON: text becomes JSON when every value parses (3140 names
+// the column otherwise, the table as it was), and JSON becomes text as
+// MySQL prints it.
+func TestModifyJSON(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE j (id INT PRIMARY KEY, t TEXT, j JSON)")
+	mustExec(t, db, `INSERT INTO j VALUES (1, '{"b": 2, "a": [1, true, null]}', '{"x":1}'), (2, 'not json', '[1,2]')`)
+	before := showCreate(t, db, "j")
+	_, err := db.Exec("ALTER TABLE j MODIFY t JSON")
+	expectErr(t, err, 3140, "in value for column 't'")
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && string(me.SQLState[:]) != "22032" {
+		t.Errorf("SQLSTATE %s, want 22032", me.SQLState[:])
+	}
+	if after := showCreate(t, db, "j"); after != before {
+		t.Fatalf("table changed:\n%s", after)
+	}
+	mustExec(t, db, `UPDATE j SET t = '"str"' WHERE id = 2`)
+	mustExec(t, db, "ALTER TABLE j MODIFY t JSON, MODIFY j TEXT")
+	expectRows(t, db, "SELECT id, JSON_TYPE(t), t->'$.a[1]', j FROM j ORDER BY id",
+		`1,OBJECT,true,{"x": 1}`, `2,STRING,NULL,[1, 2]`)
+	_, err = db.Exec(`INSERT INTO j VALUES (3, 'oops', '')`)
+	expectErr(t, err, 3140, "")
+	mustExec(t, db, "ADMIN CHECK TABLE j")
+}

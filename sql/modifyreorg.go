@@ -257,7 +257,7 @@ func isConversionError(err error) bool {
 		return false
 	}
 	switch se.Num {
-	case mysql.ERBadNullError, 1138, 1264, 1265, 1292, 1366, mysql.ERDataTooLong:
+	case mysql.ERBadNullError, 1138, 1264, 1265, 1292, 1366, 3140, mysql.ERDataTooLong:
 		return true
 	}
 	return false
@@ -303,7 +303,7 @@ func sourceValue(from, to gms.Type, v any) any {
 	}
 	switch fk, tk := kindOf(from), kindOf(to); {
 	case fk == kindEnum || fk == kindSet,
-		(fk == kindTime || fk == kindTimespan || fk == kindYear) && (tk == kindString || tk == kindBytes):
+		(fk == kindTime || fk == kindTimespan || fk == kindYear || fk == kindJSON) && (tk == kindString || tk == kindBytes):
 		sv, err := from.SQL(gms.NewEmptyContext(), nil, v)
 		if err == nil {
 			return sv.ToString()
@@ -369,6 +369,9 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 	switch kindOf(to) {
 	case kindEnum, kindSet:
 		return nil, truncated
+	case kindJSON:
+		reason := strings.TrimPrefix(fmt.Sprint(err), "Invalid JSON text: ")
+		return nil, mysql.NewSQLError(3140, "22032", "Invalid JSON text: \"%s\" in value for column '%s'.", reason, col)
 	case kindYear:
 		if _, isString := v.(string); !isString {
 			return nil, outOfRange
@@ -538,7 +541,7 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return nil
 	}
 	if !convertible(kindOf(was.Type), kindOf(col.Type)) {
-		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, DATE/DATETIME/TIMESTAMP, TIME and YEAR are converted, each to its own kind or from and to strings (YEAR also to and from integers)", was.Type.String(), col.Type.String(), old.Name)
+		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, DATE/DATETIME/TIMESTAMP, TIME, YEAR and JSON are converted, each to its own kind or from and to strings (YEAR also to and from integers)", was.Type.String(), col.Type.String(), old.Name)
 	}
 	return nil
 }
@@ -547,8 +550,8 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 // to kind to: numbers and strings among themselves (reorgKinds), binary
 // strings to binary strings, ENUM and SET to either or to and from
 // strings, dates and datetimes to each other and to and from strings,
-// TIME to TIME and to and from strings, and YEAR to and from integers and
-// strings.
+// TIME to TIME and to and from strings, YEAR to and from integers and
+// strings, and JSON to and from strings.
 func convertible(from, to valueKind) bool {
 	if slices.Contains(reorgKinds, from) && slices.Contains(reorgKinds, to) {
 		return true
@@ -565,6 +568,8 @@ func convertible(from, to valueKind) bool {
 			return 4
 		case kindYear:
 			return 5
+		case kindJSON:
+			return 6
 		}
 		return 0
 	}
