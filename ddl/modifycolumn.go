@@ -381,6 +381,15 @@ func swapChanging(ch *catalog.Change, t *catalog.Table, j *Job) error {
 	c, _ := t.ColumnByName(spec.Column.Name)
 	c.ID, c.Origin = spec.ID, nil
 	t.Changing = append(dropChanging(t.Changing, spec.ID), catalog.ChangingColumn{Column: prev, Source: spec.ID, Lenient: true})
+	if t.HandleColumn == spec.OldID {
+		// The clustered key's new column holds the same integers.
+		t.HandleColumn = spec.ID
+		for i, id := range t.PKColumns {
+			if id == spec.OldID {
+				t.PKColumns[i] = spec.ID
+			}
+		}
+	}
 	return swapIndexes(t, j)
 }
 

@@ -657,6 +657,13 @@ func (t *Table) PeekNextAutoIncrementValue(*gms.Context) (uint64, error) {
 // user gave moves the counter past it; otherwise the next value is taken.
 func (t *Table) GetNextAutoIncrementValue(ctx *gms.Context, given any) (uint64, error) {
 	if given != nil {
+		// go-mysql-server stores a value the column cannot hold as the
+		// end of its range; MySQL's strict mode refuses it.
+		if p := t.m.autoPos; p >= 0 && strictMode(ctx) {
+			if _, inRange, err := t.m.schema[p].Type.Convert(ctx, given); err == nil && inRange == gms.OutOfRange {
+				return 0, gms.ErrValueOutOfRange.New(given, t.m.schema[p].Type.String())
+			}
+		}
 		v, _, err := types.Uint64.Convert(ctx, given)
 		if err != nil {
 			return 0, err
@@ -664,7 +671,23 @@ func (t *Table) GetNextAutoIncrementValue(ctx *gms.Context, given any) (uint64, 
 		u := v.(uint64)
 		return u, t.db.e.cat.Rebase(t.m.def.ID, catalog.AutoIncrement, u)
 	}
-	return t.db.e.cat.NextIDs(t.m.def.ID, catalog.AutoIncrement, 1)
+	next, err := t.db.e.cat.NextIDs(t.m.def.ID, catalog.AutoIncrement, 1)
+	if err != nil || t.m.autoPos < 0 {
+		return next, err
+	}
+	// Past the type's largest value MySQL gives the largest again, which
+	// the key then refuses as a duplicate (1062); go-mysql-server would
+	// wrap it around.
+	if r, ok := intRange[t.m.schema[t.m.autoPos].Type.Type()]; ok && r[1].IsUint64() && next > r[1].Uint64() {
+		next = r[1].Uint64()
+	}
+	return next, nil
+}
+
+// strictMode says whether the session's sql_mode is strict.
+func strictMode(ctx *gms.Context) bool {
+	mode := gms.LoadSqlMode(ctx)
+	return mode.ModeEnabled("STRICT_TRANS_TABLES") || mode.ModeEnabled("STRICT_ALL_TABLES")
 }
 
 // AutoIncrementSetter implements sql.AutoIncrementTable.

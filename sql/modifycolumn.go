@@ -137,9 +137,11 @@ func (t *Table) ModifyColumn(ctx *gms.Context, name string, col *gms.Column, ord
 		}
 		c.HasDefault, c.Default = true, defaultText(ctx, col)
 	}
-	mode := gms.LoadSqlMode(ctx)
-	strict := mode.ModeEnabled("STRICT_TRANS_TABLES") || mode.ModeEnabled("STRICT_ALL_TABLES")
-	spec := ddl.ColumnSpec{Column: c, Of: old.Name, OldID: old.ID, WasType: old.Type, Lax: !strict}
+	strict := strictMode(ctx)
+	// The rows' handle is the clustered key's value: it converts exactly
+	// or not at all, whatever the sql_mode.
+	lax := !strict && old.ID != cur.HandleColumn
+	spec := ddl.ColumnSpec{Column: c, Of: old.Name, OldID: old.ID, WasType: old.Type, Lax: lax}
 	if order != nil {
 		spec.First, spec.After = order.First, order.AfterColumn
 	}

@@ -193,3 +193,60 @@ func TestDropPrimaryKeyColumn(t *testing.T) {
 		t.Fatalf("drop of the clustered key's column: %v", err)
 	}
 }
+
+// TestModifyClusteredKeyColumn: the column of a clustered integer primary
+// key, by which the rows are keyed, changes to another integer type
+// online: the values are checked (1264 if one does not fit, the table as
+// it was) and the rows keep their keys. AUTO_INCREMENT goes on from where
+// it was; a non-integer type is refused.
+func TestModifyClusteredKeyColumn(t *testing.T) {
+	dir := t.TempDir()
+	s := servertest.StartDir(t, dir)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE a (id BIGINT PRIMARY KEY AUTO_INCREMENT, v INT, KEY kvi (v, id))")
+	mustExec(t, db, "INSERT INTO a (v) VALUES (1), (2), (3)")
+	mustExec(t, db, "INSERT INTO a VALUES (100000, 4)")
+	before := showCreate(t, db, "a")
+	_, err := db.Exec("ALTER TABLE a MODIFY id SMALLINT AUTO_INCREMENT")
+	expectErr(t, err, 1264, "Out of range value for column 'id' at row 4")
+	if got := showCreate(t, db, "a"); got != before {
+		t.Fatalf("table changed:\n%s", got)
+	}
+	_, err = db.Exec("ALTER TABLE a MODIFY id VARCHAR(10) AUTO_INCREMENT")
+	if errCode(err) == 0 {
+		t.Fatal("a clustered key became a string")
+	}
+	mustExec(t, db, "ALTER TABLE a MODIFY id INT UNSIGNED AUTO_INCREMENT")
+	if got := showCreate(t, db, "a"); !strings.Contains(got, "`id` int unsigned NOT NULL AUTO_INCREMENT") || !strings.Contains(got, "PRIMARY KEY (`id`)") {
+		t.Fatalf("after the change:\n%s", got)
+	}
+	mustExec(t, db, "INSERT INTO a (v) VALUES (5)")
+	expectRows(t, db, "SELECT id, v FROM a ORDER BY id", "1,1", "2,2", "3,3", "100000,4", "100001,5")
+	expectRows(t, db, "SELECT v FROM a WHERE id = 100001", "5")
+	expectRows(t, db, "SELECT id FROM a FORCE INDEX (kvi) WHERE v = 4", "100000")
+	_, err = db.Exec("INSERT INTO a VALUES (-1, 6)")
+	expectErr(t, err, 1264, "")
+	mustExec(t, db, "ADMIN CHECK TABLE a")
+	s.Close()
+	db = servertest.StartDir(t, dir).DB("app")
+	expectRows(t, db, "SELECT v FROM a WHERE id = 3", "3")
+	mustExec(t, db, "ADMIN CHECK TABLE a")
+}
+
+// TestModifyClusteredKeyColumnCrash: the change of the clustered key's
+// type, killed mid-backfill and at its swap under a writer, resumes after
+// the restart and keeps every acknowledged write.
+func TestModifyClusteredKeyColumnCrash(t *testing.T) {
+	for _, at := range []string{"backfill", "swap"} {
+		t.Run(at, func(t *testing.T) {
+			s, w := crashAlter(t, at, "ALTER TABLE t MODIFY id INT UNSIGNED")
+			db := s.DB("app")
+			if got := showCreate(t, db, "t"); !strings.Contains(got, "`id` int unsigned NOT NULL") {
+				t.Fatalf("id not converted:\n%s", got)
+			}
+			w.check(t, db)
+			mustExec(t, db, "ADMIN CHECK TABLE t")
+			expectRows(t, db, "SELECT COUNT(*) FROM t WHERE id BETWEEN 100 AND 199", "100")
+		})
+	}
+}

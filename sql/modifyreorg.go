@@ -529,8 +529,8 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return refuse("that changes AUTO_INCREMENT of column %s", old.Name)
 	case col.Generated != nil || old.Generated != "":
 		return refuse("of generated column %s (or making it one)", old.Name)
-	case old.ID == def.HandleColumn:
-		return refuse("that changes the type of clustered integer primary-key column %s (the rows are keyed by it)", old.Name)
+	case old.ID == def.HandleColumn && !isHandleType(col.Type):
+		return refuse("that changes clustered integer primary-key column %s to %s: the rows are keyed by it, so it stays an integer type up to BIGINT", old.Name, col.Type.String())
 	}
 	for _, c := range def.Columns {
 		if c.Generated != "" && mentions(c.Generated, old.Name) {
