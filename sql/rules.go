@@ -19,18 +19,20 @@ const ruleViewDDL analyzer.RuleId = 10016
 var onceAfterAllRules sync.Once
 
 // addRules adds ReorgDB's analyzer rules to go-mysql-server's last batch;
-// enforceReadOnly also to the rules go-mysql-server runs instead of the
-// batches for simple INSERTs and UPDATEs (analyzer.OnceAfterAll).
+// enforceReadOnly, clearViewDDL and onDupOnUpdateRule also to the rules
+// go-mysql-server runs instead of the batches for simple INSERTs and
+// UPDATEs (analyzer.OnceAfterAll).
 func addRules(a *analyzer.Analyzer) {
 	registerReadOnly()
 	ro := analyzer.Rule{Id: ruleReadOnly, Apply: enforceReadOnly}
 	vd := analyzer.Rule{Id: ruleViewDDL, Apply: clearViewDDL}
+	od := analyzer.Rule{Id: ruleOnDupOnUpdate, Apply: onDupOnUpdateRule}
 	onceAfterAllRules.Do(func() {
-		analyzer.OnceAfterAll = append(analyzer.OnceAfterAll[:len(analyzer.OnceAfterAll):len(analyzer.OnceAfterAll)], ro, vd)
+		analyzer.OnceAfterAll = append(analyzer.OnceAfterAll[:len(analyzer.OnceAfterAll):len(analyzer.OnceAfterAll)], ro, vd, od)
 	})
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" && !hasRule(b.Rules, ruleReadOnly) {
-			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro, vd)
+			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], ro, vd, od)
 		}
 	}
 	// noteResultPrecisions last: timeToTextRule changes result types.

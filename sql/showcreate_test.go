@@ -77,4 +77,14 @@ func TestOnUpdateCurrentTimestamp(t *testing.T) {
 	// A column the UPDATE sets keeps the value it is given.
 	mustExec(t, db, "UPDATE t SET v = 20, u = '2001-02-03 04:05:06' WHERE id = 2")
 	expectRows(t, db, "SELECT u = '2001-02-03 04:05:06', w IS NOT NULL FROM t WHERE id = 2", "1,1")
+	// The update half of INSERT ... ON DUPLICATE KEY UPDATE sets them too,
+	// as text and prepared; the insert half does not.
+	mustExec(t, db, "INSERT INTO t (id, v) VALUES (3, 3), (4, 4)")
+	mustExec(t, db, "INSERT INTO t (id, v) VALUES (3, 30), (5, 5) ON DUPLICATE KEY UPDATE v = VALUES(v)")
+	if _, err := db.Exec("INSERT INTO t (id, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = v + 1", 4, 0); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, db, "SELECT id, v, u > '2020-01-01', a IS NOT NULL FROM t WHERE id >= 3 ORDER BY id", "3,30,1,1", "4,5,1,1", "5,5,0,0")
+	mustExec(t, db, "INSERT INTO t (id, v) VALUES (3, 0) ON DUPLICATE KEY UPDATE v = 31, u = '2002-02-02'")
+	expectRows(t, db, "SELECT v, u = '2002-02-02' FROM t WHERE id = 3", "31,1")
 }
