@@ -659,8 +659,8 @@ func (t *Table) GetNextAutoIncrementValue(ctx *gms.Context, given any) (uint64, 
 	if given != nil {
 		// go-mysql-server stores a value the column cannot hold as the
 		// end of its range; MySQL's strict mode refuses it.
-		if p := t.m.autoPos; p >= 0 && strictMode(ctx) {
-			if _, inRange, err := t.m.schema[p].Type.Convert(ctx, given); err == nil && inRange == gms.OutOfRange {
+		if p := t.m.autoPos; p >= 0 {
+			if _, inRange, err := t.m.schema[p].Type.Convert(ctx, given); err == nil && inRange == gms.OutOfRange && strictMode(ctx) {
 				return 0, gms.ErrValueOutOfRange.New(given, t.m.schema[p].Type.String())
 			}
 		}
