@@ -215,8 +215,8 @@ func (pc *protoConn) Read(p []byte) (int, error) {
 			if pc.st.noBackslash.Load() {
 				break
 			}
-			if body, err := pc.br.Peek(4 + n); err != nil || hasNonASCII(body[5:]) || rsql.MayHaveQuantified(body[5:]) || rsql.MayHaveLockingClause(body[5:]) {
-				break // too long to peek, or it may have non-ASCII identifiers, ANY (subquery) or FOR SHARE
+			if body, err := pc.br.Peek(4 + n); err != nil || hasNonASCII(body[5:]) || rsql.MayHaveQuantified(body[5:]) || rsql.MayHaveLockingClause(body[5:]) || rsql.MayAlterCharset(body[5:]) {
+				break // too long to peek, or it may have non-ASCII identifiers, ANY (subquery), FOR SHARE or ALTER ... CHARSET
 			}
 			fallthrough
 		default:
@@ -254,14 +254,14 @@ func (pc *protoConn) rewrite(pkt []byte) []byte {
 		if pc.st.noBackslash.Load() {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}
-		q = rsql.RewriteLockingClause(rsql.RewriteQuantified(quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())))
+		q = rsql.RewriteAlterCharset(rsql.RewriteLockingClause(rsql.RewriteQuantified(quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load()))))
 		return frame(append([]byte{body[0]}, q...))
 	case comStmtPrepare:
 		q := pc.st.toUTF8(string(body[1:]))
 		if pc.st.noBackslash.Load() {
 			q = literalBackslashes(q, pc.st.ansiQuotes.Load())
 		}
-		q = rsql.RewriteLockingClause(rsql.RewriteQuantified(quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load())))
+		q = rsql.RewriteAlterCharset(rsql.RewriteLockingClause(rsql.RewriteQuantified(quoteNonASCIIIdents(q, pc.st.ansiQuotes.Load()))))
 		sel, isDo := doAsSelect(q)
 		q = sel
 		pc.st.prepareDo.Store(isDo)

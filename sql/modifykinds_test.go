@@ -188,3 +188,36 @@ func TestModifyJSON(t *testing.T) {
 	expectErr(t, err, 3140, "")
 	mustExec(t, db, "ADMIN CHECK TABLE j")
 }
+
+// TestConvertToCharacterSet: ALTER TABLE ... CONVERT TO CHARACTER SET (or
+// CHARSET) converts every character column online, rebuilding the indexes
+// that hold them, and sets the table's default; [DEFAULT] CHARSET alone
+// changes only the default, which columns added later get.
+func TestConvertToCharacterSet(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE u (id INT PRIMARY KEY, name VARCHAR(50), email VARCHAR(100) NOT NULL, bio TEXT, "+
+		"s ENUM('a','b'), b VARBINARY(10), KEY kn (name), UNIQUE KEY ue (email)) DEFAULT CHARSET=utf8mb3")
+	mustExec(t, db, "INSERT INTO u VALUES (1, 'José', 'A@b', 'x', 'a', 'zz'), (2, 'Zoë', 'c@d', NULL, 'b', NULL)")
+	mustExec(t, db, "ALTER TABLE u CONVERT TO CHARSET utf8mb4 COLLATE utf8mb4_unicode_ci")
+	got := showCreate(t, db, "u")
+	for _, want := range []string{"`name` varchar(50) DEFAULT NULL", "`bio` text,", "`b` varbinary(10)", "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", want, got)
+		}
+	}
+	expectRows(t, db, "SELECT id FROM u FORCE INDEX (kn) WHERE name = 'jose'", "1")
+	expectRows(t, db, "SELECT id FROM u FORCE INDEX (ue) WHERE email = 'a@B'", "1")
+	_, err := db.Exec("INSERT INTO u (id, email) VALUES (3, 'C@D')")
+	expectErr(t, err, 1062, "for key 'u.ue'")
+	mustExec(t, db, "ADMIN CHECK TABLE u")
+
+	mustExec(t, db, "ALTER TABLE u DEFAULT CHARSET=latin1")
+	mustExec(t, db, "ALTER TABLE u ADD COLUMN z VARCHAR(5)")
+	expectRows(t, db, "SELECT collation_name FROM information_schema.columns WHERE table_name = 'u' AND column_name = 'z'", "latin1_swedish_ci")
+	got = showCreate(t, db, "u")
+	if !strings.Contains(got, "`z` varchar(5) DEFAULT NULL") || !strings.Contains(got, "DEFAULT CHARSET=latin1") ||
+		!strings.Contains(got, "`name` varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci") {
+		t.Errorf("after DEFAULT CHARSET=latin1:\n%s", got)
+	}
+}
