@@ -148,6 +148,12 @@ func typePrefix(p ...string) func(string) bool {
 var reDiskFull = regexp.MustCompile(regexp.QuoteMeta(kv.ErrDiskFull.Error()) + ` \(([^)]*)\)`)
 
 var kindErrors = []kindError{
+	byKind(gms.ErrCharSetUnknown, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERUnknownCharacterSet, "42000", "Unknown character set: '%s'", a[0])
+	}),
+	byKind(gms.ErrCollationUnknown, func(a []string, _ *stmtInfo) error {
+		return sqlErr(mysql.ERUnknownCollation, "HY000", "Unknown collation: '%s'", a[0])
+	}),
 	byKind(gms.ErrForeignKeyChildViolation, func(a []string, st *stmtInfo) error {
 		return sqlErr(mysql.ErNoReferencedRow2, "23000", "Cannot add or update a child row: a foreign key constraint fails %s", fkText(st, a[1], a[0]))
 	}),
