@@ -212,6 +212,29 @@ func TestConvertToCharacterSet(t *testing.T) {
 	expectErr(t, err, 1062, "for key 'u.ue'")
 	mustExec(t, db, "ADMIN CHECK TABLE u")
 
+	// Both ends of a foreign key must keep one collation: one end alone
+	// is refused while foreign_key_checks is on, as in MySQL.
+	mustExec(t, db, "CREATE TABLE par (code VARCHAR(10) PRIMARY KEY) DEFAULT CHARSET=utf8mb3")
+	mustExec(t, db, "CREATE TABLE ch (id INT PRIMARY KEY, code VARCHAR(10), FOREIGN KEY (code) REFERENCES par (code)) DEFAULT CHARSET=utf8mb3")
+	mustExec(t, db, "INSERT INTO par VALUES ('a')")
+	mustExec(t, db, "INSERT INTO ch VALUES (1, 'a')")
+	for _, q := range []string{"ALTER TABLE ch CONVERT TO CHARACTER SET utf8mb4", "ALTER TABLE par CONVERT TO CHARACTER SET utf8mb4"} {
+		_, err := db.Exec(q)
+		expectErr(t, err, 3780, "in foreign key constraint 'ch_ibfk_1' are incompatible")
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	mustExec(t, conn, "SET SESSION foreign_key_checks = 0")
+	mustExec(t, conn, "ALTER TABLE par CONVERT TO CHARACTER SET utf8mb4")
+	mustExec(t, conn, "ALTER TABLE ch CONVERT TO CHARACTER SET utf8mb4")
+	mustExec(t, db, "INSERT INTO ch VALUES (2, 'A')")
+	_, err = db.Exec("INSERT INTO ch VALUES (3, 'zz')")
+	expectErr(t, err, 1452, "")
+
 	mustExec(t, db, "ALTER TABLE u DEFAULT CHARSET=latin1")
 	mustExec(t, db, "ALTER TABLE u ADD COLUMN z VARCHAR(5)")
 	expectRows(t, db, "SELECT collation_name FROM information_schema.columns WHERE table_name = 'u' AND column_name = 'z'", "latin1_swedish_ci")

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"regexp"
+	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -33,6 +34,9 @@ func (t *Table) ModifyDefaultCollation(ctx *gms.Context, collation gms.Collation
 // (online, rebuilding the indexes that hold it), then sets the table's
 // default. Binary strings keep their type.
 func (t *Table) ModifyStoredCollation(ctx *gms.Context, collation gms.CollationID) error {
+	if err := t.checkConvertKeys(ctx, collation); err != nil {
+		return err
+	}
 	for _, c := range t.Schema() {
 		tc, ok := c.Type.(gms.TypeWithCollation)
 		if !ok || tc.Collation() == collation || types.IsBinaryType(c.Type) || tc.Collation() == gms.Collation_binary {
@@ -49,6 +53,72 @@ func (t *Table) ModifyStoredCollation(ctx *gms.Context, collation gms.CollationI
 		}
 	}
 	return t.setDefaultCollation(ctx, collation)
+}
+
+// checkConvertKeys refuses, as MySQL does while foreign_key_checks is on,
+// a conversion after which a foreign key of the table, or one that
+// references it, would join columns of different collations (3780).
+func (t *Table) checkConvertKeys(ctx *gms.Context, collation gms.CollationID) error {
+	cur, ok := t.latestDef(ctx)
+	if !ok || !foreignKeyChecks(ctx) || t.IsTemporary() {
+		return nil
+	}
+	after := cur.Clone()
+	for i, c := range after.Columns {
+		typ, err := parseType(c.Type)
+		if err != nil {
+			return err
+		}
+		tc, ok := typ.(gms.TypeWithCollation)
+		if !ok || types.IsBinaryType(typ) || tc.Collation() == gms.Collation_binary {
+			continue
+		}
+		if typ, err = tc.WithNewCollation(collation); err != nil {
+			return err
+		}
+		after.Columns[i].Type = typ.String()
+	}
+	s := t.db.e.schemaFor(ctx)
+	db := t.db.def.Name
+	for _, fk := range after.ForeignKeys {
+		parent := after // a key of the table on itself
+		if self := (fk.ParentDB == "" || strings.EqualFold(fk.ParentDB, db)) && strings.EqualFold(fk.ParentTable, after.Name); !self {
+			p, ok := parentDef(s, t.db.def.ID, db, fk)
+			if !ok {
+				continue
+			}
+			parent = p
+		}
+		if err := checkKeyTypes(ctx, after, parent, fk); err != nil {
+			return err
+		}
+	}
+	for _, child := range s.ChildTables(db, after.Name) {
+		if child.ID == after.ID {
+			continue // its own keys, checked above
+		}
+		for _, fk := range child.ForeignKeys {
+			if strings.EqualFold(fk.ParentTable, after.Name) && (fk.ParentDB == "" || strings.EqualFold(fk.ParentDB, db)) {
+				if err := checkKeyTypes(ctx, child, after, fk); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// parentDef finds the table foreign key fk of a table in database db
+// (ID dbID) references.
+func parentDef(s *catalog.Schema, dbID int64, db string, fk catalog.ForeignKey) (*catalog.Table, bool) {
+	if fk.ParentDB != "" && !strings.EqualFold(fk.ParentDB, db) {
+		d, ok := s.Database(fk.ParentDB)
+		if !ok {
+			return nil, false
+		}
+		dbID = d.ID
+	}
+	return s.Table(dbID, fk.ParentTable)
 }
 
 // setDefaultCollation records the table's default collation: a change of
