@@ -388,27 +388,38 @@ func checkChildColumns(t *catalog.Table, fk catalog.ForeignKey) error {
 	return nil
 }
 
-// precheckParent checks that a foreign key's parent exists and has an
-// index that starts with the referenced columns, whose types match the
-// key's.
-func (d *Database) precheckParent(ctx *gms.Context, fk catalog.ForeignKey, t *catalog.Table) error {
+// parentOf returns the table that foreign key fk of table t, in database
+// d, references (t itself for a key on its own table) and its database's
+// ID (0 if there is no such database); ok is false when there is no such
+// table.
+func (d *Database) parentOf(s *catalog.Schema, fk catalog.ForeignKey, t *catalog.Table) (parent *catalog.Table, dbID int64, ok bool) {
 	dbName := fk.ParentDB
 	if dbName == "" {
 		dbName = d.def.Name
 	}
-	parent := t
-	if !strings.EqualFold(dbName, d.def.Name) || !strings.EqualFold(fk.ParentTable, t.Name) {
-		s := d.e.schemaFor(ctx)
-		db, ok := s.Database(dbName)
-		if !ok {
-			return errNoParent(fk.ParentTable)
-		}
-		if _, isTemp := tempFor(ctx, db.ID, fk.ParentTable); isTemp {
+	if strings.EqualFold(dbName, d.def.Name) && strings.EqualFold(fk.ParentTable, t.Name) {
+		return t, d.def.ID, true
+	}
+	db, ok := s.Database(dbName)
+	if !ok {
+		return nil, 0, false
+	}
+	parent, ok = s.Table(db.ID, fk.ParentTable)
+	return parent, db.ID, ok
+}
+
+// precheckParent checks that a foreign key's parent exists and has an
+// index that starts with the referenced columns, whose types match the
+// key's.
+func (d *Database) precheckParent(ctx *gms.Context, fk catalog.ForeignKey, t *catalog.Table) error {
+	parent, dbID, ok := d.parentOf(d.e.schemaFor(ctx), fk, t)
+	if parent != t && dbID != 0 {
+		if _, isTemp := tempFor(ctx, dbID, fk.ParentTable); isTemp {
 			return errCannotAddForeignKey()
 		}
-		if parent, ok = s.Table(db.ID, fk.ParentTable); !ok {
-			return errNoParent(fk.ParentTable)
-		}
+	}
+	if !ok {
+		return errNoParent(fk.ParentTable)
 	}
 	for _, name := range fk.ParentColumns {
 		if col, _ := parent.ColumnByName(name); col == nil {

@@ -672,14 +672,14 @@ func (t *Table) GetNextAutoIncrementValue(ctx *gms.Context, given any) (uint64, 
 		return u, t.db.e.cat.Rebase(t.m.def.ID, catalog.AutoIncrement, u)
 	}
 	next, err := t.db.e.cat.NextIDs(t.m.def.ID, catalog.AutoIncrement, 1)
-	if err != nil || t.m.autoPos < 0 {
-		return next, err
+	if err != nil {
+		return 0, err
 	}
 	// Past the type's largest value MySQL gives the largest again, which
 	// the key then refuses as a duplicate (1062); go-mysql-server would
 	// wrap it around.
-	if r, ok := intRange[t.m.schema[t.m.autoPos].Type.Type()]; ok && r[1].IsUint64() && next > r[1].Uint64() {
-		next = r[1].Uint64()
+	if m := t.m.autoMax; m > 0 && next > m {
+		next = m
 	}
 	return next, nil
 }

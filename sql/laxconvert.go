@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/big"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
-	"github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/shopspring/decimal"
 )
 
@@ -56,44 +54,21 @@ func laxNumber(v any) decimal.Decimal {
 	}
 	d, err := decimal.NewFromString(text)
 	if err != nil {
-		if f, ferr := parseFloatPrefix(text); ferr == nil {
-			return decimal.NewFromFloat(f)
-		}
-		return decimal.Zero
+		return decimal.Zero // no numeric prefix
 	}
 	return d
-}
-
-func parseFloatPrefix(text string) (float64, error) {
-	var f float64
-	_, err := fmt.Sscan(text, &f)
-	return f, err
-}
-
-// intRange are the integer types' ranges.
-var intRange = map[query.Type][2]*big.Int{
-	sqltypes.Int8:   {big.NewInt(math.MinInt8), big.NewInt(math.MaxInt8)},
-	sqltypes.Int16:  {big.NewInt(math.MinInt16), big.NewInt(math.MaxInt16)},
-	sqltypes.Int24:  {big.NewInt(-1 << 23), big.NewInt(1<<23 - 1)},
-	sqltypes.Int32:  {big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32)},
-	sqltypes.Int64:  {big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64)},
-	sqltypes.Uint8:  {big.NewInt(0), big.NewInt(math.MaxUint8)},
-	sqltypes.Uint16: {big.NewInt(0), big.NewInt(math.MaxUint16)},
-	sqltypes.Uint24: {big.NewInt(0), big.NewInt(1<<24 - 1)},
-	sqltypes.Uint32: {big.NewInt(0), big.NewInt(math.MaxUint32)},
-	sqltypes.Uint64: {big.NewInt(0), new(big.Int).SetUint64(math.MaxUint64)},
 }
 
 // clampNumber is d at the nearest point of to's range, rounded to its
 // scale.
 func clampNumber(d decimal.Decimal, to gms.Type) any {
-	if r, ok := intRange[to.Type()]; ok {
+	if lo, hi, ok := intRange(to); ok {
 		b := d.Round(0).BigInt()
 		switch {
-		case b.Cmp(r[0]) < 0:
-			b = r[0]
-		case b.Cmp(r[1]) > 0:
-			b = r[1]
+		case b.Cmp(lo) < 0:
+			b = lo
+		case b.Cmp(hi) > 0:
+			b = hi
 		}
 		if b.IsInt64() {
 			return b.Int64()

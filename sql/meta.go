@@ -33,8 +33,9 @@ type tableMeta struct {
 	// lacking the column (written before ADD COLUMN added it) reads: the
 	// column's catalog.Column.Origin. Nil when no column has one.
 	missing   []any
-	handlePos int // position of the integer PK column used as handle, -1 if hidden
-	autoPos   int // position of the AUTO_INCREMENT column, -1 if none
+	handlePos int    // position of the integer PK column used as handle, -1 if hidden
+	autoPos   int    // position of the AUTO_INCREMENT column, -1 if none
+	autoMax   uint64 // the AUTO_INCREMENT column's largest value (0: none known)
 	decoder   *codec.RowDecoder
 	allPos    []int        // 0..n-1: every column, in schema order
 	padChars  []int        // positions of CHAR columns (not BINARY): see trimChars
@@ -169,6 +170,9 @@ func buildMeta(dbName string, def *catalog.Table) (*tableMeta, error) {
 		}
 		if c.AutoIncrement {
 			m.autoPos = i
+			if _, hi, ok := intRange(typ); ok && hi.IsUint64() {
+				m.autoMax = hi.Uint64()
+			}
 		}
 		col.Extra = columnExtra(c, col.Default)
 		if c.ID == def.HandleColumn {

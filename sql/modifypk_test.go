@@ -133,14 +133,7 @@ func TestModifyPrimaryKeyColumnDuplicate(t *testing.T) {
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE t (d DECIMAL(5,2) PRIMARY KEY, v INT)")
 	mustExec(t, db, "INSERT INTO t VALUES (1.20, 1), (1.40, 2), (3.00, 3)")
-	before := showCreate(t, db, "t")
-	_, err := db.Exec("ALTER TABLE t MODIFY d INT")
-	if errCode(err) != 1062 || !strings.Contains(err.Error(), "PRIMARY") {
-		t.Fatalf("ALTER: %v", err)
-	}
-	if after := showCreate(t, db, "t"); after != before {
-		t.Fatalf("table changed:\n%s", after)
-	}
+	refusedUnchanged(t, db, "t", "ALTER TABLE t MODIFY d INT", 1062, "23000", "for key 't.PRIMARY'")
 	expectRows(t, db, "SELECT d, v FROM t ORDER BY d", "1.20,1", "1.40,2", "3.00,3")
 	mustExec(t, db, "ADMIN CHECK TABLE t")
 	mustExec(t, db, "ALTER TABLE t MODIFY d DECIMAL(6,3)")
@@ -158,13 +151,7 @@ func TestDropPrimaryKeyColumn(t *testing.T) {
 	db := s.DB("app")
 	mustExec(t, db, "CREATE TABLE c (id INT, k INT, v INT, PRIMARY KEY (id, k), KEY kv (k, v))")
 	mustExec(t, db, "INSERT INTO c VALUES (1, 1, 1), (1, 2, 2), (2, 1, 3)")
-	before := showCreate(t, db, "c")
-	if _, err := db.Exec("ALTER TABLE c DROP COLUMN k"); errCode(err) != 1062 || !strings.Contains(err.Error(), "c.PRIMARY") {
-		t.Fatalf("ALTER: %v", err)
-	}
-	if got := showCreate(t, db, "c"); got != before {
-		t.Fatalf("table changed:\n%s", got)
-	}
+	refusedUnchanged(t, db, "c", "ALTER TABLE c DROP COLUMN k", 1062, "23000", "for key 'c.PRIMARY'")
 	mustExec(t, db, "ADMIN CHECK TABLE c")
 
 	mustExec(t, db, "DELETE FROM c WHERE k = 2")
@@ -206,13 +193,8 @@ func TestModifyClusteredKeyColumn(t *testing.T) {
 	mustExec(t, db, "CREATE TABLE a (id BIGINT PRIMARY KEY AUTO_INCREMENT, v INT, KEY kvi (v, id))")
 	mustExec(t, db, "INSERT INTO a (v) VALUES (1), (2), (3)")
 	mustExec(t, db, "INSERT INTO a VALUES (100000, 4)")
-	before := showCreate(t, db, "a")
-	_, err := db.Exec("ALTER TABLE a MODIFY id SMALLINT AUTO_INCREMENT")
-	expectErr(t, err, 1264, "Out of range value for column 'id' at row 4")
-	if got := showCreate(t, db, "a"); got != before {
-		t.Fatalf("table changed:\n%s", got)
-	}
-	_, err = db.Exec("ALTER TABLE a MODIFY id VARCHAR(10) AUTO_INCREMENT")
+	refusedUnchanged(t, db, "a", "ALTER TABLE a MODIFY id SMALLINT AUTO_INCREMENT", 1264, "22003", "Out of range value for column 'id' at row 4")
+	_, err := db.Exec("ALTER TABLE a MODIFY id VARCHAR(10) AUTO_INCREMENT")
 	if errCode(err) == 0 {
 		t.Fatal("a clustered key became a string")
 	}

@@ -445,11 +445,18 @@ func intFits(v any, t gms.Type) bool {
 	default:
 		return true
 	}
+	lo, hi, ok := intRange(t)
+	return !ok || n.Cmp(lo) >= 0 && n.Cmp(hi) <= 0
+}
+
+// intRange is integer type t's smallest and largest values; ok is false
+// for other types.
+func intRange(t gms.Type) (lo, hi *big.Int, ok bool) {
 	bits, ok := intBits[t.Type()]
 	if !ok {
-		return true
+		return nil, nil, false
 	}
-	lo, hi := new(big.Int), new(big.Int).Lsh(big.NewInt(1), bits)
+	lo, hi = new(big.Int), new(big.Int).Lsh(big.NewInt(1), bits)
 	if types.IsUnsigned(t) {
 		hi.Sub(hi, big.NewInt(1))
 	} else {
@@ -457,7 +464,7 @@ func intFits(v any, t gms.Type) bool {
 		lo.Neg(hi)
 		hi.Sub(hi, big.NewInt(1))
 	}
-	return n.Cmp(lo) >= 0 && n.Cmp(hi) <= 0
+	return lo, hi, true
 }
 
 var intBits = map[query.Type]uint{

@@ -27,17 +27,15 @@ func onDupOnUpdateRule(_ *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan
 		if !ok || len(ins.OnDupExprs) == 0 {
 			return n, transform.SameTree, nil
 		}
-		exprs := ins.OnDupExprs
+		n0 := len(ins.OnDupExprs)
+		exprs := ins.OnDupExprs[:n0:n0] // appending copies
 		for i, col := range ins.Destination.Schema() {
 			if col.OnUpdate == nil || setsColumn(exprs, col.Name) {
 				continue
 			}
-			if exprs == nil || len(exprs) == len(ins.OnDupExprs) {
-				exprs = append([]gms.Expression(nil), exprs...)
-			}
 			exprs = append(exprs, expression.NewSetField(expression.NewGetField(i, col.Type, col.Name, col.Nullable), col.OnUpdate))
 		}
-		if len(exprs) == len(ins.OnDupExprs) {
+		if len(exprs) == n0 {
 			return n, transform.SameTree, nil
 		}
 		out := *ins

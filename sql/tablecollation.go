@@ -38,13 +38,12 @@ func (t *Table) ModifyStoredCollation(ctx *gms.Context, collation gms.CollationI
 		return err
 	}
 	for _, c := range t.Schema() {
-		tc, ok := c.Type.(gms.TypeWithCollation)
-		if !ok || tc.Collation() == collation || types.IsBinaryType(c.Type) || tc.Collation() == gms.Collation_binary {
-			continue
-		}
-		typ, err := tc.WithNewCollation(collation)
+		typ, err := converted(c.Type, collation)
 		if err != nil {
 			return err
+		}
+		if typ == nil {
+			continue
 		}
 		nc := *c
 		nc.Type = typ
@@ -53,6 +52,16 @@ func (t *Table) ModifyStoredCollation(ctx *gms.Context, collation gms.CollationI
 		}
 	}
 	return t.setDefaultCollation(ctx, collation)
+}
+
+// converted is character type typ in collation, or nil when typ is not a
+// character type (binary strings included) or has that collation already.
+func converted(typ gms.Type, collation gms.CollationID) (gms.Type, error) {
+	tc, ok := typ.(gms.TypeWithCollation)
+	if !ok || tc.Collation() == collation || types.IsBinaryType(typ) || tc.Collation() == gms.Collation_binary {
+		return nil, nil
+	}
+	return tc.WithNewCollation(collation)
 }
 
 // checkConvertKeys refuses, as MySQL does while foreign_key_checks is on,
@@ -66,28 +75,22 @@ func (t *Table) checkConvertKeys(ctx *gms.Context, collation gms.CollationID) er
 	after := cur.Clone()
 	for i, c := range after.Columns {
 		typ, err := parseType(c.Type)
+		if err == nil {
+			typ, err = converted(typ, collation)
+		}
 		if err != nil {
 			return err
 		}
-		tc, ok := typ.(gms.TypeWithCollation)
-		if !ok || types.IsBinaryType(typ) || tc.Collation() == gms.Collation_binary {
-			continue
+		if typ != nil {
+			after.Columns[i].Type = typ.String()
 		}
-		if typ, err = tc.WithNewCollation(collation); err != nil {
-			return err
-		}
-		after.Columns[i].Type = typ.String()
 	}
 	s := t.db.e.schemaFor(ctx)
 	db := t.db.def.Name
 	for _, fk := range after.ForeignKeys {
-		parent := after // a key of the table on itself
-		if self := (fk.ParentDB == "" || strings.EqualFold(fk.ParentDB, db)) && strings.EqualFold(fk.ParentTable, after.Name); !self {
-			p, ok := parentDef(s, t.db.def.ID, db, fk)
-			if !ok {
-				continue
-			}
-			parent = p
+		parent, _, ok := t.db.parentOf(s, fk, after)
+		if !ok {
+			continue
 		}
 		if err := checkKeyTypes(ctx, after, parent, fk); err != nil {
 			return err
@@ -106,19 +109,6 @@ func (t *Table) checkConvertKeys(ctx *gms.Context, collation gms.CollationID) er
 		}
 	}
 	return nil
-}
-
-// parentDef finds the table foreign key fk of a table in database db
-// (ID dbID) references.
-func parentDef(s *catalog.Schema, dbID int64, db string, fk catalog.ForeignKey) (*catalog.Table, bool) {
-	if fk.ParentDB != "" && !strings.EqualFold(fk.ParentDB, db) {
-		d, ok := s.Database(fk.ParentDB)
-		if !ok {
-			return nil, false
-		}
-		dbID = d.ID
-	}
-	return s.Table(dbID, fk.ParentTable)
 }
 
 // setDefaultCollation records the table's default collation: a change of

@@ -59,10 +59,13 @@ func isTimeExpr(e gms.Expression) bool {
 
 func wrapTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
 	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression {
-		if isDateExpr(a) {
+		switch {
+		case isTimeExpr(a):
+			return timeText{a}
+		case isDateExpr(a):
 			return dateText{a}
 		}
-		return timeText{a}
+		return nil
 	})
 }
 
@@ -120,19 +123,20 @@ func (t dateText) WithChildren(children ...gms.Expression) (gms.Expression, erro
 	return dateText{children[0]}, nil
 }
 
-// wrapTimeChildren replaces each TIME-valued argument a of e by wrap(a)
-// (and, for text, each date-valued one).
+// wrapTimeChildren replaces each argument a of e by wrap(a), unless that
+// is nil.
 func wrapTimeChildren(e gms.Expression, wrap func(gms.Expression) gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
 	args := e.Children()
 	var out []gms.Expression
 	for i, a := range args {
-		if !isTimeExpr(a) && !(isDateExpr(a) && types.IsText(wrap(a).Type())) {
+		w := wrap(a)
+		if w == nil {
 			continue
 		}
 		if out == nil {
 			out = append([]gms.Expression(nil), args...)
 		}
-		out[i] = wrap(a)
+		out[i] = w
 	}
 	if out == nil {
 		return e, transform.SameTree, nil
@@ -190,7 +194,12 @@ func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, 
 			return e, transform.SameTree, nil
 		}
 	}
-	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression { return timeNumber{a} })
+	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression {
+		if !isTimeExpr(a) {
+			return nil
+		}
+		return timeNumber{a}
+	})
 }
 
 // timeNumber is a TIME expression's value as MySQL reads it in a
