@@ -15,23 +15,25 @@ import (
 //     the level that holds them instead of seeking every level of the LSM;
 //     this is what keeps range scans cheap over rows with long histories.
 //
-// The order is the bytewise order of physical keys, as before: the escaping
+// The order is the bytewise order of physical keys, which is also
+// Pebble's definition (prefixes first, then suffixes): the escaping
 // guarantees that no version prefix is a proper prefix of another key's
-// prefix, so comparing prefixes and then suffixes (Pebble's definition,
-// implemented literally by compareKeys for the keys Pebble synthesizes
-// itself, such as a prefix's immediate successor) agrees with bytes.Compare
-// on every stored key.
+// prefix, so the first byte where two keys differ lies in their prefixes
+// unless the prefixes are equal. Compare is therefore plain bytes.Compare,
+// which matters because the memtable's skiplist compares keys on every
+// step of a seek. The one key Pebble synthesizes, a prefix's immediate
+// successor, is built so that both definitions agree on it too.
 var comparer = &pebble.Comparer{
 	Name:    "reorgdb.mvcc.v1",
 	Split:   splitKey,
-	Compare: compareKeys,
+	Compare: bytes.Compare,
 	// Equal prefixes and equal suffixes make equal keys and back, so the
 	// split need not be looked at.
 	Equal:                bytes.Equal,
 	ComparePointSuffixes: bytes.Compare,
 	CompareRangeSuffixes: bytes.Compare,
 	AbbreviatedKey: func(k []byte) uint64 {
-		// Of the prefix only, so that it orders keys as compareKeys does.
+		// Of the prefix only, so that it orders keys prefix first.
 		p := k[:splitKey(k)]
 		if len(p) >= 8 {
 			return binary.BigEndian.Uint64(p)
@@ -47,9 +49,7 @@ var comparer = &pebble.Comparer{
 	// timestamp, which would not order by prefix first.
 	Separator: func(dst, a, _ []byte) []byte { return append(dst, a...) },
 	Successor: func(dst, a []byte) []byte { return append(dst, a...) },
-	ImmediateSuccessor: func(dst, a []byte) []byte {
-		return append(append(dst, a...), 0x00)
-	},
+	ImmediateSuccessor: immediateSuccessor,
 	FormatKey: pebble.DefaultComparer.FormatKey,
 }
 
@@ -67,11 +67,15 @@ func splitKey(k []byte) int {
 	return n
 }
 
-// compareKeys orders keys by prefix, then by suffix.
-func compareKeys(a, b []byte) int {
-	pa, pb := splitKey(a), splitKey(b)
-	if c := bytes.Compare(a[:pa], b[:pb]); c != 0 {
-		return c
+// immediateSuccessor returns the smallest key after every version of the
+// prefix a: escape(K) 0x00 0x02 for a version prefix escape(K) 0x00 0x01,
+// which sorts after all of K's versions and before any other user key
+// whichever definition of the order is used (prefix+0x00 would sort before
+// K's versions bytewise). Other keys Pebble may pass (metadata, bounds that
+// are not version prefixes) get a 0x00 appended, their bytewise successor.
+func immediateSuccessor(dst, a []byte) []byte {
+	if n := len(a); n >= 2 && a[n-2] == 0x00 && a[n-1] == 0x01 && !bytes.HasPrefix(a, metaPrefix) {
+		return appendPrefixEnd(dst, a)
 	}
-	return bytes.Compare(a[pa:], b[pb:])
+	return append(append(dst, a...), 0x00)
 }

@@ -8,8 +8,9 @@ import (
 
 // TestComparerAgreesWithLayout checks the comparer against the physical
 // layout: Split finds the version prefix of every version key and of no
-// other key, and compareKeys orders every key the store writes or bounds
-// iterators with exactly as bytes do.
+// other key, and Pebble's order (prefix, then suffix) agrees with the
+// store's bytewise Compare on every key the store writes or bounds
+// iterators with.
 func TestComparerAgreesWithLayout(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte{0x00, 0x01, 0x02, 0xFE, 0xFF, 'a'}
@@ -60,21 +61,39 @@ func TestComparerAgreesWithLayout(t *testing.T) {
 		}
 	}
 	// The immediate successor of a key's prefix, which Pebble builds to skip
-	// a key's versions, sorts after all of them and before any other key.
+	// a key's versions, is a prefix key that sorts after all of them and
+	// before any other key, in both definitions of the order.
 	for _, a := range keys {
 		if !kinds[string(a)] {
 			continue
 		}
 		pa := a[:splitKey(a)]
 		succ := comparer.ImmediateSuccessor(nil, pa)
+		if splitKey(succ) != len(succ) {
+			t.Fatalf("successor %x of %x is not a prefix key", succ, pa)
+		}
 		for _, b := range keys {
+			c := comparer.Compare(succ, b)
+			if c != compareKeys(succ, b) {
+				t.Fatalf("successor %x ordered differently against %x by prefix and by bytes", succ, b)
+			}
 			if !kinds[string(b)] {
 				continue
 			}
 			same := bytes.Equal(b[:splitKey(b)], pa)
-			if c := compareKeys(succ, b); same && c <= 0 || !same && bytes.Compare(pa, b) < 0 && c >= 0 {
+			if same && c <= 0 || !same && bytes.Compare(pa, b) < 0 && c >= 0 {
 				t.Fatalf("successor %x of %x misplaced against %x (%d)", succ, pa, b, c)
 			}
 		}
 	}
+}
+
+// compareKeys orders keys by prefix, then by suffix: Pebble's definition of
+// the order, which the store's bytewise Compare must agree with.
+func compareKeys(a, b []byte) int {
+	pa, pb := splitKey(a), splitKey(b)
+	if c := bytes.Compare(a[:pa], b[:pb]); c != 0 {
+		return c
+	}
+	return bytes.Compare(a[pa:], b[pb:])
 }
