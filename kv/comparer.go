@@ -47,10 +47,10 @@ var comparer = &pebble.Comparer{
 	// Index separators and successors are the keys themselves: always
 	// valid, and shortening them bytewise could cut a key inside its
 	// timestamp, which would not order by prefix first.
-	Separator: func(dst, a, _ []byte) []byte { return append(dst, a...) },
-	Successor: func(dst, a []byte) []byte { return append(dst, a...) },
+	Separator:          func(dst, a, _ []byte) []byte { return append(dst, a...) },
+	Successor:          func(dst, a []byte) []byte { return append(dst, a...) },
 	ImmediateSuccessor: immediateSuccessor,
-	FormatKey: pebble.DefaultComparer.FormatKey,
+	FormatKey:          pebble.DefaultComparer.FormatKey,
 }
 
 // splitKey returns the length of k's version prefix when k is a version
