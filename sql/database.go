@@ -216,6 +216,10 @@ func (d *Database) CreateTable(ctx *gms.Context, name string, sch gms.PrimaryKey
 // can be served and that the indexes and constraints go-mysql-server adds
 // after creating it will succeed, so that CREATE TABLE is all or nothing.
 func (d *Database) newTableDef(ctx *gms.Context, id int64, name string, sch gms.PrimaryKeySchema, collation gms.CollationID, comment string) (*catalog.Table, error) {
+	comment, err := checkTableComment(ctx, name, comment)
+	if err != nil {
+		return nil, err
+	}
 	t := &catalog.Table{ID: id, DBID: d.def.ID, Name: name, Comment: comment, NextIndexID: 1}
 	if collation != gms.Collation_Unspecified {
 		t.Collation = collation.Name()

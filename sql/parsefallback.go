@@ -11,8 +11,9 @@ import (
 )
 
 // fallbackStatement reads a statement that vitess's grammar refuses but
-// MySQL takes: the statements on stored functions (routineStatement) and
-// window frames with a decimal RANGE offset (decimalFrames). next is the
+// MySQL takes: the statements on stored functions (routineStatement),
+// ALTER TABLE with table options separated by spaces (spacedTableOptions)
+// and window frames with a decimal RANGE offset (decimalFrames). next is the
 // index of the text after the statement and its ';' (0 when there is
 // none); ok is false when q is neither.
 func (e *Engine) fallbackStatement(q string, o ast.ParserOptions) (stmt ast.Statement, next int, ok bool, err error) {
@@ -20,6 +21,9 @@ func (e *Engine) fallbackStatement(q string, o ast.ParserOptions) (stmt ast.Stat
 		if stmt, next, ok, err = e.routineStatement(q, o); ok {
 			return stmt, next, ok, err
 		}
+	}
+	if stmt, next, ok, err = spacedTableOptions(q, o); ok {
+		return stmt, next, ok, err
 	}
 	return decimalFrames(q, o)
 }

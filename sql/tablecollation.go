@@ -114,13 +114,20 @@ func (t *Table) checkConvertKeys(ctx *gms.Context, collation gms.CollationID) er
 // setDefaultCollation records the table's default collation: a change of
 // the catalog alone, which no stored value or index key depends on.
 func (t *Table) setDefaultCollation(ctx *gms.Context, collation gms.CollationID) error {
+	return t.alterDef(ctx, func(def *catalog.Table) { def.Collation = collation.Name() })
+}
+
+// alterDef applies change to a copy of the table's definition and makes it
+// current: for a change of the catalog alone (a default, a comment), which
+// no stored value or index key depends on, so it needs no job.
+func (t *Table) alterDef(ctx *gms.Context, change func(*catalog.Table)) error {
 	if t.IsTemporary() {
 		def, ok := t.latestDef(ctx)
 		if !ok {
 			return gms.ErrTableNotFound.New(t.m.def.Name)
 		}
 		def = def.Clone()
-		def.Collation = collation.Name()
+		change(def)
 		return t.alterTemp(ctx, def)
 	}
 	id := t.m.def.ID
@@ -130,7 +137,7 @@ func (t *Table) setDefaultCollation(ctx *gms.Context, collation gms.CollationID)
 			return gms.ErrTableNotFound.New(t.m.def.Name)
 		}
 		nt := cur.Clone()
-		nt.Collation = collation.Name()
+		change(nt)
 		ch.PutTable(nt)
 		return nil
 	})
