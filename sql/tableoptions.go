@@ -214,11 +214,11 @@ type tableCommentNode struct {
 
 var _ gms.ExecSourceRel = (*tableCommentNode)(nil)
 
-func (n *tableCommentNode) Resolved() bool          { return true }
-func (n *tableCommentNode) Children() []gms.Node    { return nil }
-func (n *tableCommentNode) IsReadOnly() bool        { return false }
-func (n *tableCommentNode) Schema() gms.Schema      { return types.OkResultSchema }
-func (n *tableCommentNode) String() string          { return fmt.Sprintf("COMMENT %q", n.comment) }
+func (n *tableCommentNode) Resolved() bool       { return true }
+func (n *tableCommentNode) Children() []gms.Node { return nil }
+func (n *tableCommentNode) IsReadOnly() bool     { return false }
+func (n *tableCommentNode) Schema() gms.Schema   { return types.OkResultSchema }
+func (n *tableCommentNode) String() string       { return fmt.Sprintf("COMMENT %q", n.comment) }
 func (n *tableCommentNode) WithChildren(children ...gms.Node) (gms.Node, error) {
 	if len(children) != 0 {
 		return nil, gms.ErrInvalidChildrenNumber.New(n, len(children), 0)

@@ -50,4 +50,3 @@ func TestScanAlterOptions(t *testing.T) {
 		t.Fatalf("spacedTableOptions: %v %d %v %v", stmt, next, ok, err)
 	}
 }
-
