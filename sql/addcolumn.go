@@ -170,6 +170,15 @@ func perRowDefault(e gms.Expression) bool {
 	})
 }
 
+// implicitValue is the value MySQL gives a NOT NULL column of type typ
+// that has no default: 0, the empty string, an ENUM's first element, ...
+func implicitValue(typ gms.Type) any {
+	if et, ok := typ.(gms.EnumType); ok && len(et.Values()) > 0 {
+		return et.Values()[0]
+	}
+	return typ.Zero()
+}
+
 // originValue is the canonical value that rows written before the column
 // existed read for it: the constant DEFAULT, NULL for a nullable column
 // without one, and the type's implicit default (0, empty string, ...) for a NOT
@@ -186,10 +195,7 @@ func originValue(ctx *gms.Context, col *gms.Column) (any, error) {
 	case col.Nullable:
 		return nil, nil
 	default:
-		v = col.Type.Zero()
-		if et, ok := col.Type.(gms.EnumType); ok && len(et.Values()) > 0 {
-			v = et.Values()[0] // MySQL: an ENUM's first element
-		}
+		v = implicitValue(col.Type)
 	}
 	if v == nil {
 		if !col.Nullable {

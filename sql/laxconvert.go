@@ -13,14 +13,18 @@ import (
 )
 
 // laxValue is what MySQL's ALTER TABLE copy stores, with a warning,
-// without strict mode, for a non-NULL value v that type to cannot hold:
-// a number out of range becomes the nearest end of the range, text that
-// is not a number its numeric prefix (0 if none), and text too long its
-// first characters. ok is false for the other kinds (dates, ENUM, ...),
-// whose conversion fails as in strict mode.
+// without strict mode, for a value v that type to cannot hold: a number
+// out of range becomes the nearest end of the range, text that is not a
+// number its numeric prefix (0 if none), text too long its first
+// characters, and NULL in a NOT NULL column the type's implicit value (0,
+// '', ...): for the rows the job finds and for those statements write into
+// the old column while it runs alike. ok is false for the other kinds
+// (dates, ENUM, ...), whose conversion fails as in strict mode.
 func laxValue(v any, to gms.Type) (out any, ok bool) {
 	var lax any
 	switch k := kindOf(to); {
+	case v == nil:
+		lax = implicitValue(to)
 	case isIntKind(k), k == kindDecimal, k == kindFloat32, k == kindFloat64:
 		lax = clampNumber(laxNumber(v), to)
 	case k == kindString, k == kindBytes:

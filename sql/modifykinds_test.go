@@ -131,8 +131,8 @@ func TestModifyTimeAndYear(t *testing.T) {
 // TestModifyColumnWithoutStrictMode: an ALTER from a session without a
 // strict sql_mode converts as MySQL's copy does there: numbers out of
 // range clamp to the type's range, text too long is cut, text that is not
-// a number becomes its numeric prefix. A NULL into NOT NULL, and dates,
-// still fail.
+// a number becomes its numeric prefix, NULL in a column made NOT NULL the
+// type's implicit value (in the indexes too). Bad dates still fail.
 func TestModifyColumnWithoutStrictMode(t *testing.T) {
 	s := servertest.Start(t)
 	db := s.DB("app")
@@ -143,8 +143,8 @@ func TestModifyColumnWithoutStrictMode(t *testing.T) {
 	}
 	defer conn.Close()
 	mustExec(t, conn, "SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'")
-	mustExec(t, conn, "CREATE TABLE t (id INT PRIMARY KEY, i INT, u INT, s VARCHAR(20), n VARCHAR(20), d DECIMAL(6,2), m MEDIUMINT, x INT NULL, dt VARCHAR(20), KEY ks (s))")
-	mustExec(t, conn, "INSERT INTO t VALUES (1, 300, -5, 'abcdef', '12x', 10.75, 100, NULL, 'soon'), (2, -300, 70000, 'ab', 'none', -99.99, -8000000, 1, '2020-01-01')")
+	mustExec(t, conn, "CREATE TABLE t (id INT PRIMARY KEY, i INT, u INT, s VARCHAR(20), n VARCHAR(20), d DECIMAL(6,2), m MEDIUMINT, x INT NULL, dt VARCHAR(20), e ENUM('p','q'), KEY ks (s), KEY kx (x, e))")
+	mustExec(t, conn, "INSERT INTO t VALUES (1, 300, -5, 'abcdef', '12x', 10.75, 100, NULL, 'soon', NULL), (2, -300, 70000, 'ab', 'none', -99.99, -8000000, 1, '2020-01-01', 'q')")
 	for _, q := range []string{
 		"ALTER TABLE t MODIFY i TINYINT",
 		"ALTER TABLE t MODIFY u SMALLINT UNSIGNED",
@@ -158,16 +158,18 @@ func TestModifyColumnWithoutStrictMode(t *testing.T) {
 	expectRows(t, conn, "SELECT id, i, u, s, n, d, m FROM t ORDER BY id",
 		"1,127,0,abc,12,10.8,100", "2,-128,65535,ab,0,-99.9,-32768")
 	expectRows(t, conn, "SELECT id FROM t FORCE INDEX (ks) WHERE s = 'abc'", "1")
-	_, err = conn.ExecContext(ctx, "ALTER TABLE t MODIFY x INT NOT NULL")
-	expectErr(t, err, 1138, "Invalid use of NULL value")
+	mustExec(t, conn, "ALTER TABLE t MODIFY x INT NOT NULL, MODIFY e ENUM('p','q') NOT NULL")
+	expectRows(t, conn, "SELECT id, x, e FROM t FORCE INDEX (kx) WHERE x >= 0 ORDER BY id", "1,0,p", "2,1,q")
 	_, err = conn.ExecContext(ctx, "ALTER TABLE t MODIFY dt DATE")
 	expectErr(t, err, 1292, "Incorrect date value: 'soon'")
 	mustExec(t, conn, "ADMIN CHECK TABLE t")
 	// The same change in a strict session fails.
-	mustExec(t, db, "CREATE TABLE t2 (id INT PRIMARY KEY, i INT)")
-	mustExec(t, db, "INSERT INTO t2 VALUES (1, 300)")
+	mustExec(t, db, "CREATE TABLE t2 (id INT PRIMARY KEY, i INT, x INT)")
+	mustExec(t, db, "INSERT INTO t2 VALUES (1, 300, NULL)")
 	_, err = db.Exec("ALTER TABLE t2 MODIFY i TINYINT")
 	expectErr(t, err, 1264, "Out of range value for column 'i' at row 1")
+	_, err = db.Exec("ALTER TABLE t2 MODIFY x INT NOT NULL")
+	expectErr(t, err, 1138, "Invalid use of NULL value")
 }
 
 // TestModifyJSON: text becomes JSON when every value parses (3140 names

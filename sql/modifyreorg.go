@@ -276,7 +276,7 @@ func (sh *shadowMeta) convert(v any, rowNum int64, dml bool) (out any, err error
 	if !sh.lenient {
 		src := sourceValue(sh.from, sh.typ, v)
 		out, err := convertColumnValue(src, sh.typ, sh.nullable, sh.name, rowNum, dml)
-		if err != nil && sh.lax && src != nil && isConversionError(err) {
+		if err != nil && sh.lax && isConversionError(err) {
 			if lv, ok := laxValue(src, sh.typ); ok {
 				return lv, nil
 			}
