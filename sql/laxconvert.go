@@ -17,7 +17,7 @@ import (
 // out of range becomes the nearest end of the range, text that is not a
 // number its numeric prefix (0 if none), text too long its first
 // characters, and NULL in a NOT NULL column the type's implicit value (0,
-// ”, ...): for the rows the job finds and for those statements write into
+// the empty string, ...): for the rows the job finds and for those statements write into
 // the old column while it runs alike. ok is false for the other kinds
 // (dates, ENUM, ...), whose conversion fails as in strict mode.
 func laxValue(v any, to gms.Type) (out any, ok bool) {
