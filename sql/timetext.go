@@ -40,6 +40,8 @@ func timeToTextRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.
 			}
 		case *function.Concat, *function.ConcatWithSeparator:
 			return wrapTimeArgs(e)
+		case *function.Now, *function.UTCTimestamp, *function.CurrTime:
+			return withClockPrecision(e)
 		case expression.ArithmeticOp, *aggregation.Sum, *aggregation.Avg:
 			return numericTimeArgs(e)
 		case *function.Coalesce:
