@@ -15,11 +15,15 @@ func TestRewriteLockingClause(t *testing.T) {
 		{"SELECT v FROM t FOR SHARE SKIP LOCKED", "SELECT v FROM t LOCK IN SHARE MODE /* SKIP LOCKED */"},
 		{"SELECT v FROM t for update nowait;", "SELECT v FROM t FOR UPDATE /* NOWAIT */;"},
 		{"SELECT * FROM (SELECT v FROM t FOR UPDATE NOWAIT) x", "SELECT * FROM (SELECT v FROM t FOR UPDATE /* NOWAIT */) x"},
-		// The grammar's own, and what is left to the parser: OF, and text.
+		// OF becomes a mark with the names in lower case.
+		{"SELECT v FROM t FOR SHARE OF t", "SELECT v FROM t LOCK IN SHARE MODE /* OF t */"},
+		{"SELECT v FROM T a, u FOR UPDATE OF A, `u` NOWAIT", "SELECT v FROM T a, u FOR UPDATE /* OF a,u */ /* NOWAIT */"},
+		{"SELECT v FROM t for update of t skip locked;", "SELECT v FROM t FOR UPDATE /* OF t */ /* SKIP LOCKED */;"},
+		{"SELECT v FROM t FOR UPDATE OF `a*/b`", "SELECT v FROM t FOR UPDATE OF `a*/b`"},
+		{"SELECT v FROM t FOR UPDATE OF", "SELECT v FROM t FOR UPDATE OF"},
+		// The grammar's own, and what is left to the parser.
 		{"SELECT v FROM t FOR UPDATE", "SELECT v FROM t FOR UPDATE"},
 		{"SELECT v FROM t FOR UPDATE SKIP LOCKED", "SELECT v FROM t FOR UPDATE SKIP LOCKED"},
-		{"SELECT v FROM t FOR SHARE OF t", "SELECT v FROM t FOR SHARE OF t"},
-		{"SELECT v FROM t FOR UPDATE OF t NOWAIT", "SELECT v FROM t FOR UPDATE OF t NOWAIT"},
 		{"SELECT v FROM t FOR SHARE NOWAIT SKIP LOCKED", "SELECT v FROM t FOR SHARE NOWAIT SKIP LOCKED"},
 		{"SELECT 'x FOR SHARE'", "SELECT 'x FOR SHARE'"},
 		{"SELECT 'FOR UPDATE NOWAIT' FROM t", "SELECT 'FOR UPDATE NOWAIT' FROM t"},
@@ -28,6 +32,22 @@ func TestRewriteLockingClause(t *testing.T) {
 	} {
 		if got := RewriteLockingClause(c.in); got != c.want {
 			t.Errorf("RewriteLockingClause(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestLockedTables(t *testing.T) {
+	q := RewriteLockingClause("SELECT * FROM t AS a JOIN u ON a.id = u.id JOIN w b ON b.id = u.id FOR UPDATE OF a, U")
+	got := lockedTables(q)
+	if len(got) != 2 || !got["t"] || !got["u"] {
+		t.Fatalf("lockedTables(%q) = %v, want t and u", q, got)
+	}
+	if lockedTables("SELECT * FROM t FOR UPDATE") != nil {
+		t.Fatal("a clause without OF names tables")
+	}
+	for q, want := range map[string]bool{"select 1 from t for update  of t": true, "UPDATE\tOF": true, "update offset": false, "update t set x = 1": false} {
+		if got := MayHaveLockingClause(q); got != want {
+			t.Errorf("MayHaveLockingClause(%q) = %v", q, got)
 		}
 	}
 }

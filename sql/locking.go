@@ -9,6 +9,7 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/reorgdb/reorgdb/kv"
 )
@@ -115,7 +116,8 @@ func firstWord(q string) string {
 type txnStmt struct {
 	pid      uint64
 	query    string
-	lockRows bool          // lock and current-read the rows read
+	lockRows bool          // lock and current-read the rows read ...
+	lockOf   map[string]bool // ... of these tables only (FOR UPDATE OF), if not nil
 	share    bool          // ... with shared locks (FOR SHARE, LOCK IN SHARE MODE)
 	skip     bool          // ... skipping the rows another transaction holds (SKIP LOCKED)
 	nowait   bool          // ... failing on them instead of waiting (NOWAIT)
@@ -139,6 +141,9 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 	t.stmt.share = kind == stmtLock && sharesRows(q)
 	t.stmt.skip = kind == stmtLock && containsFold(q, "SKIP LOCKED")
 	t.stmt.nowait = kind == stmtLock && strings.Contains(q, nowaitMark)
+	if kind == stmtLock {
+		t.stmt.lockOf = lockedTables(q)
+	}
 	t.stmt.writes = kind != stmtRead
 	fresh := kind != stmtRead || readCommitted(ctx)
 	if fresh {
@@ -153,6 +158,39 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 			}
 		}
 	}
+}
+
+// locks reports whether the statement locks the rows it reads of table.
+func (s *txnStmt) locks(table string) bool {
+	return s.lockRows && (s.lockOf == nil || s.lockOf[strings.ToLower(table)])
+}
+
+// lockedTables is the set of tables that a locking SELECT's OF clause
+// names, each alias read as the table it stands for; nil without OF.
+func lockedTables(q string) map[string]bool {
+	names := lockOfNames(q)
+	if names == nil {
+		return nil
+	}
+	aliases := map[string]string{}
+	if stmt, err := sqlparser.Parse(q); err == nil {
+		_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+			if a, ok := n.(*sqlparser.AliasedTableExpr); ok && !a.As.IsEmpty() {
+				if tn, ok := a.Expr.(sqlparser.TableName); ok {
+					aliases[strings.ToLower(a.As.String())] = strings.ToLower(tn.Name.String())
+				}
+			}
+			return true, nil
+		}, stmt)
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		if t, ok := aliases[n]; ok {
+			n = t
+		}
+		set[n] = true
+	}
+	return set
 }
 
 func readCommitted(ctx *gms.Context) bool {

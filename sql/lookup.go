@@ -27,7 +27,7 @@ func (t *Table) lookupRows(ctx *gms.Context, tx *Transaction, lookup gms.IndexLo
 	txn := tx.txn
 	// A foreign key's parent lookup locks in DML, not in the scan of
 	// ALTER TABLE ADD FOREIGN KEY, which would lock every parent.
-	lock := tx.stmt.lockRows || t.refCheck && tx.stmt.writes
+	lock := tx.stmt.locks(t.Name()) || t.refCheck && tx.stmt.writes
 	// A parent row is only read: children of one parent do not wait for
 	// each other, only for a writer of the parent (InnoDB's S lock).
 	shared := t.refCheck || tx.stmt.share

@@ -323,3 +323,40 @@ func TestForeignKeySharedLocksRandom(t *testing.T) {
 	}
 	t.Logf("%d of 900 transactions committed", commits.Load())
 }
+
+// TestForUpdateOf: FOR UPDATE OF locks the rows read of the tables it
+// names (by name or alias) and only those; a writer of another table's
+// row goes on.
+func TestForUpdateOf(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+	mustExec(t, db, "CREATE TABLE u (id INT PRIMARY KEY, w INT)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1), (2, 2)")
+	mustExec(t, db, "INSERT INTO u VALUES (1, 10), (2, 20)")
+	for _, c := range []struct{ q, locked, free string }{
+		{"SELECT * FROM t JOIN u ON t.id = u.id WHERE t.id = 1 FOR UPDATE OF t", "UPDATE t SET v = v + 1 WHERE id = 1", "UPDATE u SET w = w + 1 WHERE id = 1"},
+		{"SELECT * FROM t AS a JOIN u AS b ON a.id = b.id WHERE a.id = 2 FOR UPDATE OF b NOWAIT", "UPDATE u SET w = w + 1 WHERE id = 2", "UPDATE t SET v = v + 1 WHERE id = 2"},
+		{"SELECT * FROM t JOIN u ON t.id = u.id WHERE t.id = 1 FOR SHARE OF u", "UPDATE u SET w = w + 1 WHERE id = 1", "UPDATE t SET v = v + 1 WHERE id = 1"},
+	} {
+		holder := beginOn(t, db)
+		if _, err := holder.Exec(c.q); err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		other := beginOn(t, db)
+		if err := doneWithin(t, execAsync(other, c.free), c.free); err != nil {
+			t.Fatalf("%s, after %s: %v", c.free, c.q, err)
+		}
+		waiter := execAsync(other, c.locked)
+		stillWaiting(t, waiter, c.locked+" after "+c.q)
+		if err := holder.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := doneWithin(t, waiter, c.locked); err != nil {
+			t.Fatalf("%s: %v", c.locked, err)
+		}
+		if err := other.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func (t *Table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 		return t.lookupRows(ctx, tx, *t.lookup)
 	}
 	prefix := codec.RecordPrefix(t.m.def.ID)
-	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), tx: tx, lock: tx.stmt.lockRows}, nil
+	return &recordIter{t: t, ctx: ctx, it: tx.txn.NewIter(prefix, codec.PrefixEnd(prefix), false), tx: tx, lock: tx.stmt.locks(t.Name())}, nil
 }
 
 // GetIndexes implements sql.IndexAddressable: only public indexes serve
