@@ -38,11 +38,15 @@ func TestRewriteLockingClause(t *testing.T) {
 
 func TestLockedTables(t *testing.T) {
 	q := RewriteLockingClause("SELECT * FROM t AS a JOIN u ON a.id = u.id JOIN w b ON b.id = u.id FOR UPDATE OF a, U")
-	got := lockedTables(q)
-	if len(got) != 2 || !got["t"] || !got["u"] {
-		t.Fatalf("lockedTables(%q) = %v, want t and u", q, got)
+	got, unresolved := lockedTables(q)
+	if len(got) != 2 || !got["t"] || !got["u"] || unresolved != "" {
+		t.Fatalf("lockedTables(%q) = %v, %q; want t and u", q, got, unresolved)
 	}
-	if lockedTables("SELECT * FROM t FOR UPDATE") != nil {
+	// A table under an alias goes by the alias only, as in MySQL.
+	if _, unresolved := lockedTables(RewriteLockingClause("SELECT * FROM t AS a FOR UPDATE OF t")); unresolved != "t" {
+		t.Fatalf("OF t of a table aliased a: unresolved %q", unresolved)
+	}
+	if got, _ := lockedTables("SELECT * FROM t FOR UPDATE"); got != nil {
 		t.Fatal("a clause without OF names tables")
 	}
 	for q, want := range map[string]bool{"select 1 from t for update  of t": true, "UPDATE\tOF": true, "update offset": false, "update t set x = 1": false} {

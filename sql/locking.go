@@ -8,6 +8,9 @@ import (
 	"unicode"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 
@@ -116,13 +119,13 @@ func firstWord(q string) string {
 type txnStmt struct {
 	pid      uint64
 	query    string
-	lockRows bool          // lock and current-read the rows read ...
+	lockRows bool            // lock and current-read the rows read ...
 	lockOf   map[string]bool // ... of these tables only (FOR UPDATE OF), if not nil
-	share    bool          // ... with shared locks (FOR SHARE, LOCK IN SHARE MODE)
-	skip     bool          // ... skipping the rows another transaction holds (SKIP LOCKED)
-	nowait   bool          // ... failing on them instead of waiting (NOWAIT)
-	writes   bool          // INSERT, REPLACE, UPDATE or DELETE
-	lockWait time.Duration // innodb_lock_wait_timeout
+	share    bool            // ... with shared locks (FOR SHARE, LOCK IN SHARE MODE)
+	skip     bool            // ... skipping the rows another transaction holds (SKIP LOCKED)
+	nowait   bool            // ... failing on them instead of waiting (NOWAIT)
+	writes   bool            // INSERT, REPLACE, UPDATE or DELETE
+	lockWait time.Duration   // innodb_lock_wait_timeout
 }
 
 // beginStmt sets the transaction up for the statement ctx runs, the first
@@ -142,7 +145,7 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 	t.stmt.skip = kind == stmtLock && containsFold(q, "SKIP LOCKED")
 	t.stmt.nowait = kind == stmtLock && strings.Contains(q, nowaitMark)
 	if kind == stmtLock {
-		t.stmt.lockOf = lockedTables(q)
+		t.stmt.lockOf, _ = lockedTables(q)
 	}
 	t.stmt.writes = kind != stmtRead
 	fresh := kind != stmtRead || readCommitted(ctx)
@@ -167,30 +170,60 @@ func (s *txnStmt) locks(table string) bool {
 
 // lockedTables is the set of tables that a locking SELECT's OF clause
 // names, each alias read as the table it stands for; nil without OF.
-func lockedTables(q string) map[string]bool {
+// unresolved is the first name that is neither a table nor an alias of
+// the statement, "" if none.
+func lockedTables(q string) (set map[string]bool, unresolved string) {
 	names := lockOfNames(q)
 	if names == nil {
-		return nil
+		return nil, ""
 	}
-	aliases := map[string]string{}
-	if stmt, err := sqlparser.Parse(q); err == nil {
-		_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-			if a, ok := n.(*sqlparser.AliasedTableExpr); ok && !a.As.IsEmpty() {
-				if tn, ok := a.Expr.(sqlparser.TableName); ok {
-					aliases[strings.ToLower(a.As.String())] = strings.ToLower(tn.Name.String())
+	stmt, err := sqlparser.Parse(q)
+	if err != nil {
+		return nil, ""
+	}
+	tables := map[string]string{} // name or alias -> table
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if a, ok := n.(*sqlparser.AliasedTableExpr); ok {
+			if tn, ok := a.Expr.(sqlparser.TableName); ok {
+				name := strings.ToLower(tn.Name.String())
+				if a.As.IsEmpty() {
+					tables[name] = name
+				} else {
+					tables[strings.ToLower(a.As.String())] = name
 				}
 			}
-			return true, nil
-		}, stmt)
-	}
-	set := make(map[string]bool, len(names))
-	for _, n := range names {
-		if t, ok := aliases[n]; ok {
-			n = t
 		}
-		set[n] = true
+		return true, nil
+	}, stmt)
+	set = make(map[string]bool, len(names))
+	for _, n := range names {
+		t, ok := tables[n]
+		if !ok && unresolved == "" {
+			unresolved = n
+		}
+		set[t] = true
 	}
-	return set
+	return set, unresolved
+}
+
+// ruleLockOf is the id of checkLockOf.
+const ruleLockOf analyzer.RuleId = 10041
+
+// checkLockOf refuses, as MySQL does (3568), a locking clause whose OF
+// names a table that is not in the statement.
+func checkLockOf(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
+	q := ctx.Query()
+	if !strings.Contains(q, ofMark) {
+		return n, transform.SameTree, nil
+	}
+	if _, name := lockedTables(q); name != "" {
+		clause := "FOR UPDATE"
+		if sharesRows(q) {
+			clause = "FOR SHARE"
+		}
+		return nil, transform.SameTree, mysql.NewSQLError(3568, "HY000", "Unresolved name '%s' for %s clause", name, clause)
+	}
+	return n, transform.SameTree, nil
 }
 
 func readCommitted(ctx *gms.Context) bool {

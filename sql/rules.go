@@ -38,7 +38,7 @@ func addRules(a *analyzer.Analyzer) {
 	// noteResultPrecisions last: timeToTextRule changes result types.
 	own := []analyzer.Rule{{Id: ruleIndexOrder, Apply: indexOrderRule}, {Id: ruleMax1Row, Apply: clearMax1Row}, {Id: ruleColumnsTable, Apply: fixColumnsTable},
 		{Id: ruleTimeToText, Apply: timeToTextRule}, {Id: ruleJSONNumbers, Apply: jsonNumbersRule},
-		{Id: ruleWindowRange, Apply: windowRangeRule}, {Id: ruleTableComment, Apply: tableCommentRule}, {Id: ruleResultPrecisions, Apply: noteResultPrecisions}}
+		{Id: ruleWindowRange, Apply: windowRangeRule}, {Id: ruleTableComment, Apply: tableCommentRule}, {Id: ruleLockOf, Apply: checkLockOf}, {Id: ruleResultPrecisions, Apply: noteResultPrecisions}}
 	for _, b := range a.Batches {
 		if b.Desc == "after-all" {
 			b.Rules = append(b.Rules[:len(b.Rules):len(b.Rules)], own...)

@@ -359,4 +359,8 @@ func TestForUpdateOf(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	_, err := db.Exec("SELECT * FROM t AS a FOR UPDATE OF t")
+	expectErr(t, err, 3568, "Unresolved name 't' for FOR UPDATE clause")
+	_, err = db.Exec("SELECT * FROM t FOR SHARE OF nosuch SKIP LOCKED")
+	expectErr(t, err, 3568, "Unresolved name 'nosuch' for FOR SHARE clause")
 }
