@@ -202,7 +202,8 @@ func TestConvertToCharacterSet(t *testing.T) {
 	mustExec(t, db, "INSERT INTO u VALUES (1, 'José', 'A@b', 'x', 'a', 'zz'), (2, 'Zoë', 'c@d', NULL, 'b', NULL)")
 	mustExec(t, db, "ALTER TABLE u CONVERT TO CHARSET utf8mb4 COLLATE utf8mb4_unicode_ci")
 	got := showCreate(t, db, "u")
-	for _, want := range []string{"`name` varchar(50) DEFAULT NULL", "`bio` text,", "`b` varbinary(10)", "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"} {
+	// TEXT grows to hold as many characters in four bytes each as in three.
+	for _, want := range []string{"`name` varchar(50) DEFAULT NULL", "`bio` mediumtext,", "`b` varbinary(10)", "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("SHOW CREATE TABLE lacks %q:\n%s", want, got)
 		}
@@ -239,6 +240,23 @@ func TestConvertToCharacterSet(t *testing.T) {
 	mustExec(t, db, "ALTER TABLE u DEFAULT CHARSET=latin1")
 	mustExec(t, db, "ALTER TABLE u ADD COLUMN z VARCHAR(5)")
 	expectRows(t, db, "SELECT collation_name FROM information_schema.columns WHERE table_name = 'u' AND column_name = 'z'", "latin1_swedish_ci")
+
+	// A latin1 table's TEXT types and long VARCHARs become the TEXT types
+	// that hold as many characters in utf8mb4, as in MySQL; a conversion
+	// back does not shrink them.
+	mustExec(t, db, "CREATE TABLE l (id INT PRIMARY KEY, a TINYTEXT, b TEXT, c VARCHAR(100), d VARCHAR(20000)) DEFAULT CHARSET=latin1")
+	mustExec(t, db, "INSERT INTO l VALUES (1, 'x', REPEAT('e', 60000), 'y', 'z')")
+	for _, cs := range []string{"utf8mb4", "latin1"} {
+		mustExec(t, db, "ALTER TABLE l CONVERT TO CHARACTER SET "+cs)
+		got := showCreate(t, db, "l")
+		for _, want := range []string{"`a` text", "`b` mediumtext", "`c` varchar(100)", "`d` mediumtext"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("after CONVERT TO %s, SHOW CREATE TABLE lacks %q:\n%s", cs, want, got)
+			}
+		}
+	}
+	expectRows(t, db, "SELECT CHAR_LENGTH(b) FROM l", "60000")
+	mustExec(t, db, "ADMIN CHECK TABLE l")
 	got = showCreate(t, db, "u")
 	if !strings.Contains(got, "`z` varchar(5) DEFAULT NULL") || !strings.Contains(got, "DEFAULT CHARSET=latin1") ||
 		!strings.Contains(got, "`name` varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci") {

@@ -6,6 +6,7 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/kv"
@@ -56,12 +57,34 @@ func (t *Table) ModifyStoredCollation(ctx *gms.Context, collation gms.CollationI
 
 // converted is character type typ in collation, or nil when typ is not a
 // character type (binary strings included) or has that collation already.
+// As in MySQL, a TEXT type, or a VARCHAR that would pass 65,535 bytes,
+// becomes the smallest TEXT type that holds as many characters as before
+// in the new character set (latin1 TEXT becomes utf8mb4 MEDIUMTEXT).
 func converted(typ gms.Type, collation gms.CollationID) (gms.Type, error) {
 	tc, ok := typ.(gms.TypeWithCollation)
 	if !ok || tc.Collation() == collation || types.IsBinaryType(typ) || tc.Collation() == gms.Collation_binary {
 		return nil, nil
 	}
+	if st, ok := typ.(gms.StringType); ok && (typ.Type() == sqltypes.Text || typ.Type() == sqltypes.VarChar) {
+		need := st.MaxCharacterLength() * collation.CharacterSet().MaxLength()
+		if typ.Type() == sqltypes.Text || need > types.TextBlobMax {
+			return textHolding(need, collation), nil
+		}
+	}
 	return tc.WithNewCollation(collation)
+}
+
+// textHolding is the smallest TEXT type in collation holding need bytes.
+func textHolding(need int64, collation gms.CollationID) gms.Type {
+	switch {
+	case need <= types.TinyTextBlobMax:
+		return types.CreateTinyText(collation)
+	case need <= types.TextBlobMax:
+		return types.CreateText(collation)
+	case need <= types.MediumTextBlobMax:
+		return types.CreateMediumText(collation)
+	}
+	return types.CreateLongText(collation)
 }
 
 // checkConvertKeys refuses, as MySQL does while foreign_key_checks is on,
