@@ -142,6 +142,8 @@ func sqlState(code uint16) string {
 		return "22007"
 	case 3140: // ER_INVALID_JSON_TEXT
 		return "22032"
+	case mysql.ERDataTooLong:
+		return "22001"
 	}
 	return mysql.SSUnknownSQLState
 }

@@ -16,7 +16,7 @@ import (
 // without strict mode, for a value v that type to cannot hold: a number
 // out of range becomes the nearest end of the range, text that is not a
 // number its numeric prefix (0 if none), text too long its first
-// characters, and NULL in a NOT NULL column the type's implicit value (0,
+// characters, a number too wide for a BIT every bit set, and NULL in a NOT NULL column the type's implicit value (0,
 // the empty string, ...): for the rows the job finds and for those statements write into
 // the old column while it runs alike. ok is false for the other kinds
 // (dates, ENUM, ...), whose conversion fails as in strict mode.
@@ -29,6 +29,8 @@ func laxValue(v any, to gms.Type) (out any, ok bool) {
 		lax = clampNumber(laxNumber(v), to)
 	case k == kindString, k == kindBytes:
 		lax = cutText(v, to)
+	case k == kindBit:
+		lax = uint64(math.MaxUint64) >> (64 - to.(types.BitType).NumberOfBits()) // every bit set
 	default:
 		return nil, false
 	}

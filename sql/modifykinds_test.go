@@ -172,6 +172,35 @@ func TestModifyColumnWithoutStrictMode(t *testing.T) {
 	expectErr(t, err, 1138, "Invalid use of NULL value")
 }
 
+// TestModifyBit: BIT widens and narrows and converts to and from
+// integers (an integer as its 64-bit two's complement); a value wider
+// than the new BIT fails the ALTER with 1406 and leaves the table as it
+// was, or, without strict mode, becomes every bit set.
+func TestModifyBit(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE b (id INT PRIMARY KEY, b BIT(8), n INT, s TINYINT, KEY kb (b))")
+	mustExec(t, db, "INSERT INTO b VALUES (1, b'101', 5, -1), (2, b'11111111', 300, 7)")
+	mustExec(t, db, "ALTER TABLE b MODIFY b BIT(16), MODIFY s BIT(64)")
+	expectRows(t, db, "SELECT id, HEX(b), HEX(s) FROM b ORDER BY id", "1,5,FFFFFFFFFFFFFFFF", "2,FF,7")
+	mustExec(t, db, "ALTER TABLE b MODIFY b INT, MODIFY n BIT(9)")
+	expectRows(t, db, "SELECT id, b, HEX(n) FROM b FORCE INDEX (kb) WHERE b > 0 ORDER BY id", "1,5,5", "2,255,12C")
+	refusedUnchanged(t, db, "b", "ALTER TABLE b MODIFY n BIT(8)", 1406, "22001", "Data too long for column 'n' at row 2")
+	refusedUnchanged(t, db, "b", "ALTER TABLE b MODIFY b TINYINT", 1264, "22003", "Out of range value for column 'b' at row 2")
+	mustExec(t, db, "ADMIN CHECK TABLE b")
+
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	mustExec(t, conn, "SET SESSION sql_mode = ''")
+	mustExec(t, conn, "ALTER TABLE b MODIFY n BIT(4)")
+	expectRows(t, conn, "SELECT id, HEX(n) FROM b ORDER BY id", "1,5", "2,F")
+	mustExec(t, conn, "ADMIN CHECK TABLE b")
+}
+
 // TestModifyJSON: text becomes JSON when every value parses (3140 names
 // the column otherwise, the table as it was), and JSON becomes text as
 // MySQL prints it.

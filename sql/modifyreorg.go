@@ -348,6 +348,9 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 	if types.IsInteger(to) && !intFits(v, to) {
 		return nil, outOfRange
 	}
+	if bt, ok := to.(types.BitType); ok {
+		return bitValue(v, bt, col, row)
+	}
 	out, inRange, err := to.Convert(context.Background(), v)
 	switch {
 	case err == nil && inRange == gms.InRange:
@@ -389,6 +392,34 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 	}
 	return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
 		"Incorrect %s value: '%s' for column '%s' at row %d", to.String(), displayValue(v), col, row)
+}
+
+// bitValue is integer or BIT value v as a BIT(n): its 64-bit two's
+// complement, which must fit in n bits (1406 otherwise, as MySQL's copy
+// fails in strict mode).
+func bitValue(v any, to types.BitType, col string, row int64) (any, error) {
+	var u uint64
+	switch x := v.(type) {
+	case uint64:
+		u = x
+	case int64:
+		u = uint64(x)
+	default:
+		c, _, err := types.Int64.Convert(context.Background(), v)
+		if err != nil {
+			c, _, err = types.Uint64.Convert(context.Background(), v)
+			if err != nil {
+				return nil, err
+			}
+			u = c.(uint64)
+			break
+		}
+		u = uint64(c.(int64))
+	}
+	if n := to.NumberOfBits(); n < 64 && u>>n != 0 {
+		return nil, mysql.NewSQLError(mysql.ERDataTooLong, "22001", "Data too long for column '%s' at row %d", col, row)
+	}
+	return u, nil
 }
 
 // parseNumber turns the text of a number into a value of integer type
@@ -548,7 +579,7 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return nil
 	}
 	if !convertible(kindOf(was.Type), kindOf(col.Type)) {
-		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, DATE/DATETIME/TIMESTAMP, TIME, YEAR and JSON are converted, each to its own kind or from and to strings (YEAR also to and from integers)", was.Type.String(), col.Type.String(), old.Name)
+		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, DATE/DATETIME/TIMESTAMP, TIME, YEAR, BIT and JSON are converted, each to its own kind or from and to strings (YEAR and BIT also to and from integers)", was.Type.String(), col.Type.String(), old.Name)
 	}
 	return nil
 }
@@ -558,7 +589,8 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 // strings to binary strings, ENUM and SET to either or to and from
 // strings, dates and datetimes to each other and to and from strings,
 // TIME to TIME and to and from strings, YEAR to and from integers and
-// strings, and JSON to and from strings.
+// strings, BIT to BIT and to and from integers, and JSON to and from
+// strings.
 func convertible(from, to valueKind) bool {
 	if slices.Contains(reorgKinds, from) && slices.Contains(reorgKinds, to) {
 		return true
@@ -587,9 +619,9 @@ func convertible(from, to valueKind) bool {
 		return group(to) >= 2
 	case to == kindString:
 		return group(from) >= 2
-	case from == kindYear:
-		return isIntKind(to)
-	case to == kindYear:
+	case from == kindYear || from == kindBit:
+		return isIntKind(to) || from == to
+	case to == kindYear || to == kindBit:
 		return isIntKind(from)
 	}
 	return false
