@@ -201,6 +201,33 @@ func TestModifyBit(t *testing.T) {
 	mustExec(t, conn, "ADMIN CHECK TABLE b")
 }
 
+// TestModifyTemporalNumbers: numbers become dates, datetimes and times as
+// MySQL reads them in a numeric context (YYYYMMDD, YYMMDD,
+// YYYYMMDDhhmmss, hhmmss) and back; a date or datetime becomes its time
+// of day. A number that is no date fails with 1292 naming it.
+func TestModifyTemporalNumbers(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE x (id INT PRIMARY KEY, n INT, m BIGINT, y INT, d DATE, dt DATETIME(2), t TIME(1), dc DECIMAL(20,3), KEY kn (n))")
+	mustExec(t, db, "INSERT INTO x VALUES (1, 20200102, 20200102030405, 991231, '2020-01-02', '2020-01-02 03:04:05.67', '-10:11:12.3', 101112.5), "+
+		"(2, 200102, 700101, 101, '1999-12-31', '1999-12-31 23:59:59.99', '838:59:59', 12)")
+	mustExec(t, db, "ALTER TABLE x MODIFY n DATE, MODIFY m DATETIME, MODIFY y DATE, MODIFY dc TIME(1)")
+	expectRows(t, db, "SELECT id, CAST(n AS CHAR), CAST(m AS CHAR), CAST(y AS CHAR), dc FROM x ORDER BY id",
+		"1,2020-01-02,2020-01-02 03:04:05,1999-12-31,10:11:12.5", "2,2020-01-02,1970-01-01 00:00:00,2000-01-01,00:00:12.0")
+	expectRows(t, db, "SELECT id FROM x FORCE INDEX (kn) WHERE n = '2020-01-02' ORDER BY id", "1", "2")
+	mustExec(t, db, "ALTER TABLE x MODIFY d INT, MODIFY dt DECIMAL(20,2), MODIFY t INT")
+	expectRows(t, db, "SELECT id, d, dt, t FROM x ORDER BY id", "1,20200102,20200102030405.67,-101112", "2,19991231,19991231235959.99,8385959")
+	mustExec(t, db, "ALTER TABLE x MODIFY m TIME")
+	expectRows(t, db, "SELECT id, m FROM x ORDER BY id", "1,03:04:05", "2,00:00:00")
+	mustExec(t, db, "ADMIN CHECK TABLE x")
+
+	mustExec(t, db, "CREATE TABLE z (id INT PRIMARY KEY, n INT, h INT)")
+	mustExec(t, db, "INSERT INTO z VALUES (1, 20201340, 1261)")
+	refusedUnchanged(t, db, "z", "ALTER TABLE z MODIFY n DATE", 1292, "22007", "Incorrect date value: '20201340' for column 'n' at row 1")
+	refusedUnchanged(t, db, "z", "ALTER TABLE z MODIFY h TIME", 1292, "22007", "Incorrect time value: '1261' for column 'h' at row 1")
+	refusedUnchanged(t, db, "z", "ALTER TABLE z MODIFY n DATETIME", 1292, "22007", "Incorrect datetime value: '20201340'")
+}
+
 // TestModifyJSON: text becomes JSON when every value parses (3140 names
 // the column otherwise, the table as it was), and JSON becomes text as
 // MySQL prints it.

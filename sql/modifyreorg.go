@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -302,6 +303,17 @@ func sourceValue(from, to gms.Type, v any) any {
 		return nil
 	}
 	switch fk, tk := kindOf(from), kindOf(to); {
+	case fk == kindTime && (isNumberKind(tk) || tk == kindTimespan):
+		if t, ok := v.(time.Time); ok {
+			if tk == kindTimespan {
+				return timeOfDay(t)
+			}
+			return temporalNumber(from, t)
+		}
+	case fk == kindTimespan && isNumberKind(tk):
+		if ts, ok := v.(types.Timespan); ok {
+			return timespanNumber(ts, Precision(from))
+		}
 	case fk == kindEnum || fk == kindSet,
 		(fk == kindTime || fk == kindTimespan || fk == kindYear || fk == kindJSON) && (tk == kindString || tk == kindBytes):
 		sv, err := from.SQL(gms.NewEmptyContext(), nil, v)
@@ -328,6 +340,22 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 			return nil, mysql.NewSQLError(mysql.ERBadNullError, "23000", "Column '%s' cannot be null", col)
 		}
 		return nil, mysql.NewSQLError(mysql.ERInvalidUseOfNull, "22004", "Invalid use of NULL value")
+	}
+	if _, isNumber := numberValue(v); isNumber {
+		switch kindOf(to) {
+		case kindTime:
+			s, ok := numberDatetime(v)
+			if !ok {
+				return nil, badTemporal(to, v, col, row)
+			}
+			v = s
+		case kindTimespan:
+			ts, ok := numberTimespan(v)
+			if !ok {
+				return nil, badTemporal(to, v, col, row)
+			}
+			v = ts
+		}
 	}
 	outOfRange := mysql.NewSQLError(mysql.ERWarnDataOutOfRange, "22003", "Out of range value for column '%s' at row %d", col, row)
 	truncated := mysql.NewSQLError(mysql.ERWarnDataTruncated, "01000", "Data truncated for column '%s' at row %d", col, row)
@@ -379,19 +407,25 @@ func convertColumnValue(v any, to gms.Type, nullable bool, col string, rowNum in
 		if _, isString := v.(string); !isString {
 			return nil, outOfRange
 		}
-	case kindTimespan:
-		return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValue, "22007",
-			"Incorrect time value: '%s' for column '%s' at row %d", displayValue(v), col, row)
-	case kindTime:
-		what := "datetime"
-		if to.Type() == sqltypes.Date {
-			what = "date"
-		}
-		return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValue, "22007",
-			"Incorrect %s value: '%s' for column '%s' at row %d", what, displayValue(v), col, row)
+	case kindTimespan, kindTime:
+		return nil, badTemporal(to, v, col, row)
 	}
 	return nil, mysql.NewSQLError(mysql.ERTruncatedWrongValueForField, "HY000",
 		"Incorrect %s value: '%s' for column '%s' at row %d", to.String(), displayValue(v), col, row)
+}
+
+// badTemporal is MySQL's 1292 for a value v that temporal type to cannot
+// hold.
+func badTemporal(to gms.Type, v any, col string, row int64) error {
+	what := "datetime"
+	switch to.Type() {
+	case sqltypes.Date:
+		what = "date"
+	case sqltypes.Time:
+		what = "time"
+	}
+	return mysql.NewSQLError(mysql.ERTruncatedWrongValue, "22007",
+		"Incorrect %s value: '%s' for column '%s' at row %d", what, displayValue(v), col, row)
 }
 
 // bitValue is integer or BIT value v as a BIT(n): its 64-bit two's
@@ -579,7 +613,7 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 		return nil
 	}
 	if !convertible(kindOf(was.Type), kindOf(col.Type)) {
-		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, DATE/DATETIME/TIMESTAMP, TIME, YEAR, BIT and JSON are converted, each to its own kind or from and to strings (YEAR and BIT also to and from integers)", was.Type.String(), col.Type.String(), old.Name)
+		return refuse("from %s to %s (column %s): only numbers, strings, binary strings, ENUM and SET, DATE/DATETIME/TIMESTAMP, TIME, YEAR, BIT and JSON are converted, each to its own kind or from and to strings (dates and TIME also to and from numbers, dates to TIME, YEAR and BIT to and from integers)", was.Type.String(), col.Type.String(), old.Name)
 	}
 	return nil
 }
@@ -588,9 +622,9 @@ func reorgChange(def *catalog.Table, old *catalog.Column, was, col *gms.Column) 
 // to kind to: numbers and strings among themselves (reorgKinds), binary
 // strings to binary strings, ENUM and SET to either or to and from
 // strings, dates and datetimes to each other and to and from strings,
-// TIME to TIME and to and from strings, YEAR to and from integers and
-// strings, BIT to BIT and to and from integers, and JSON to and from
-// strings.
+// TIME to TIME and to and from strings, dates and TIME to and from
+// numbers, dates to TIME, YEAR to and from integers and strings, BIT to
+// BIT and to and from integers, and JSON to and from strings.
 func convertible(from, to valueKind) bool {
 	if slices.Contains(reorgKinds, from) && slices.Contains(reorgKinds, to) {
 		return true
@@ -619,6 +653,10 @@ func convertible(from, to valueKind) bool {
 		return group(to) >= 2
 	case to == kindString:
 		return group(from) >= 2
+	case (from == kindTime || from == kindTimespan) && isNumberKind(to),
+		(to == kindTime || to == kindTimespan) && isNumberKind(from),
+		from == kindTime && to == kindTimespan:
+		return true
 	case from == kindYear || from == kindBit:
 		return isIntKind(to) || from == to
 	case to == kindYear || to == kindBit:
