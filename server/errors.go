@@ -148,6 +148,9 @@ func typePrefix(p ...string) func(string) bool {
 var reDiskFull = regexp.MustCompile(regexp.QuoteMeta(kv.ErrDiskFull.Error()) + ` \(([^)]*)\)`)
 
 var kindErrors = []kindError{
+	byKind(gms.ErrJSONIndex, func(a []string, _ *stmtInfo) error {
+		return sqlErr(3152, "42000", "JSON column '%s' supports indexing only via generated columns on a specified JSON path.", a[0])
+	}),
 	byKind(gms.ErrCharSetUnknown, func(a []string, _ *stmtInfo) error {
 		return sqlErr(mysql.ERUnknownCharacterSet, "42000", "Unknown character set: '%s'", a[0])
 	}),

@@ -323,7 +323,8 @@ func TestIndexDDLStatementForms(t *testing.T) {
 		{"CREATE INDEX ic ON t (bl)", 1170},
 		{"CREATE INDEX ic ON t (b(41))", 1089},
 		{"ALTER TABLE t ADD INDEX ic (a), ADD INDEX ic (b)", 1061},
-		{"ALTER TABLE t MODIFY COLUMN a DATETIME", 1235},
+		{"ALTER TABLE t MODIFY COLUMN a DATETIME", 1292},
+		{"ALTER TABLE t MODIFY COLUMN a JSON", 3152},
 		{"ALTER TABLE t ADD COLUMN big INT, ALGORITHM=INSTANT, ADD INDEX ib2 (b)", 1845},
 	} {
 		_, err := db.Exec(c.q)

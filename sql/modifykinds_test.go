@@ -59,7 +59,9 @@ func TestModifyEnumSetAndDates(t *testing.T) {
 		{"ALTER TABLE e MODIFY c DATE", "22007", 1292, "Incorrect date value: 'soon' for column 'c' at row 2"},
 		{"ALTER TABLE e MODIFY d VARCHAR(10)", "01000", 1265, "Data truncated for column 'd' at row 1"},
 		{"ALTER TABLE e MODIFY b VARBINARY(2)", "01000", 1265, "Data truncated for column 'b' at row 2"},
-		{"ALTER TABLE e MODIFY d INT", "42000", 1235, "only numbers, strings"},
+		{"ALTER TABLE e MODIFY d INT", "22003", 1264, "Out of range value for column 'd' at row 1"},
+		{"ALTER TABLE e MODIFY d JSON", "42000", 3152, "JSON column 'd' supports indexing only via generated columns on a specified JSON path."},
+		{"ALTER TABLE e MODIFY st JSON", "42000", 1235, "only numbers, strings"},
 	} {
 		refusedUnchanged(t, db, "e", c.q, c.code, c.state, c.msg)
 	}
