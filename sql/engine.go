@@ -52,6 +52,8 @@ type Engine struct {
 	cleanupMu sync.Mutex
 	closed    bool
 	cleanups  sync.WaitGroup
+	// laxNotes gathers the warnings of conversions without strict mode.
+	laxNotes laxNotes
 }
 
 // Options configure an Engine.

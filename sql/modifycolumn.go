@@ -339,13 +339,43 @@ func notInstantAlgorithm(reason string) error {
 // schema step waits for.
 func (t *Table) runColumnJob(ctx *gms.Context, submit func(db, table string, tableID int64, query string, spec ddl.ColumnSpec) (int64, error), spec ddl.ColumnSpec) error {
 	e := t.db.e
-	return jobError(e.outsideMDL(ctx, func() error {
+	if spec.Lax {
+		e.laxNotes.start(t.m.def.ID, spec.Column.Name)
+	}
+	err := jobError(e.outsideMDL(ctx, func() error {
 		id, err := submit(t.db.def.Name, t.Name(), t.m.def.ID, ctx.Query(), spec)
 		if err != nil {
 			return err
 		}
 		return e.DDL.Wait(ctx, id)
 	}))
+	if spec.Lax {
+		notes := e.laxNotes.finish(t.m.def.ID, spec.Column.Name, e.handles(t.m.def.ID))
+		// Last first: go-mysql-server lists a session's warnings newest
+		// first, and MySQL lists them by row.
+		for i := len(notes) - 1; i >= 0 && err == nil; i-- {
+			ctx.Session.Warn(&notes[i])
+		}
+	}
+	return err
+}
+
+// handles yields the handles of table's rows in order, as a snapshot
+// reads them now.
+func (e *Engine) handles(table int64) func(yield func(h int64) bool) {
+	return func(yield func(h int64) bool) {
+		txn := e.store.Begin()
+		defer txn.Rollback()
+		p := codec.RecordPrefix(table)
+		it := txn.NewIter(p, codec.PrefixEnd(p), false)
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			_, h, err := codec.DecodeRecordKey(it.Key())
+			if err != nil || !yield(h) {
+				return
+			}
+		}
+	}
 }
 
 // instantChange says why changing column old (of table def, whose

@@ -165,6 +165,14 @@ func TestModifyColumnWithoutStrictMode(t *testing.T) {
 	_, err = conn.ExecContext(ctx, "ALTER TABLE t MODIFY dt DATE")
 	expectErr(t, err, 1292, "Incorrect date value: 'soon'")
 	mustExec(t, conn, "ADMIN CHECK TABLE t")
+	// Each changed value is a warning of the ALTER, naming its row.
+	mustExec(t, conn, "ALTER TABLE t MODIFY n TINYINT UNSIGNED, MODIFY dt VARCHAR(4)")
+	expectRows(t, conn, "SHOW WARNINGS", "Warning,1265,Data truncated for column 'dt' at row 2")
+	mustExec(t, conn, "ALTER TABLE t MODIFY i TINYINT UNSIGNED")
+	expectRows(t, conn, "SHOW WARNINGS", "Warning,1264,Out of range value for column 'i' at row 2")
+	mustExec(t, conn, "UPDATE t SET s = 'xyz'")
+	mustExec(t, conn, "ALTER TABLE t MODIFY s VARCHAR(1), MODIFY n TINYINT UNSIGNED")
+	expectRows(t, conn, "SHOW WARNINGS", "Warning,1265,Data truncated for column 's' at row 1", "Warning,1265,Data truncated for column 's' at row 2")
 	// The same change in a strict session fails.
 	mustExec(t, db, "CREATE TABLE t2 (id INT PRIMARY KEY, i INT, x INT)")
 	mustExec(t, db, "INSERT INTO t2 VALUES (1, 300, NULL)")

@@ -554,6 +554,9 @@ func (x indexer) ConvertRow(dbName string, t *catalog.Table, ids []int64, h int6
 		}
 	}
 	out, err := m.encodeWithShadows(r, vals, nil, rowNum, nil)
+	if err == nil {
+		x.e.noteLax(m, r, h)
+	}
 	if err != nil || len(ids) == 0 {
 		return out, nil, badValue(err)
 	}
