@@ -67,3 +67,22 @@ func TestAlterTableOptions(t *testing.T) {
 		t.Fatalf("temporary table after ALTER ... COMMENT:\n%s", create)
 	}
 }
+
+// TestYearWidth: YEAR(4), as MySQL 5.7 and MariaDB dumps write it, is
+// YEAR (with a TIME(n) in the same statement keeping its precision);
+// other widths get MySQL 8's 1818.
+func TestYearWidth(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE y (id INT PRIMARY KEY, yr YEAR(4) DEFAULT NULL, tm TIME(1))")
+	mustExec(t, db, "ALTER TABLE y ADD COLUMN y2 YEAR(4) NOT NULL DEFAULT 2000, ENGINE=InnoDB ROW_FORMAT=DYNAMIC")
+	mustExec(t, db, "INSERT INTO y (id, yr, tm) VALUES (1, 2024, '10:11:12.34')")
+	expectRows(t, db, "SELECT yr, y2, CAST(tm AS CHAR) FROM y", "2024,2000,10:11:12.3")
+	got := showCreate(t, db, "y")
+	if !strings.Contains(got, "`yr` year DEFAULT NULL") || !strings.Contains(got, "`tm` time(1)") {
+		t.Fatalf("SHOW CREATE TABLE:\n%s", got)
+	}
+	_, err := db.Exec("CREATE TABLE y2 (yr YEAR(2))")
+	expectErr(t, err, 1818, "Supports only YEAR or YEAR(4) column.")
+	expectRows(t, db, "SELECT YEAR('2020-05-06')", "2020")
+}

@@ -7,25 +7,88 @@ import (
 	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // fallbackStatement reads a statement that vitess's grammar refuses but
 // MySQL takes: the statements on stored functions (routineStatement),
-// ALTER TABLE with table options separated by spaces (spacedTableOptions)
-// and window frames with a decimal RANGE offset (decimalFrames). next is the
-// index of the text after the statement and its ';' (0 when there is
-// none); ok is false when q is neither.
+// CREATE and ALTER with YEAR(4) or table options separated by spaces
+// (tableTextFixes) and window frames with a decimal RANGE offset
+// (decimalFrames). next is the index of the text after the statement and
+// its ';' (0 when there is none); ok is false when q is neither.
 func (e *Engine) fallbackStatement(q string, o ast.ParserOptions) (stmt ast.Statement, next int, ok bool, err error) {
+	defer func() {
+		if ok {
+			// As timeParser does for what the grammar takes.
+			stmt, err = resolved(stmt, err)
+		}
+	}()
 	if e != nil {
 		if stmt, next, ok, err = e.routineStatement(q, o); ok {
 			return stmt, next, ok, err
 		}
 	}
-	if stmt, next, ok, err = spacedTableOptions(q, o); ok {
+	if stmt, next, ok, err = tableTextFixes(q, o); ok {
 		return stmt, next, ok, err
 	}
 	return decimalFrames(q, o)
+}
+
+// tableTextFixes parses a CREATE or ALTER statement after the rewrites
+// that make MySQL's forms vitess's grammar lacks its own: YEAR(4) as YEAR
+// (yearWidths) and ALTER TABLE's table options separated by spaces
+// (spacedTableOptions).
+func tableTextFixes(q string, o ast.ParserOptions) (ast.Statement, int, bool, error) {
+	kw := firstKeyword(q)
+	if kw != "create" && kw != "alter" {
+		return nil, 0, false, nil
+	}
+	fixed, err := yearWidths(q, o.AnsiQuotes)
+	if err != nil {
+		return nil, 0, true, err
+	}
+	fixed, added := spacedTableOptions(fixed, o.AnsiQuotes)
+	if fixed == q {
+		return nil, 0, false, nil
+	}
+	stmt, next, err := ast.ParseOneWithOptions(context.Background(), fixed, o)
+	if err != nil {
+		return nil, 0, false, nil
+	}
+	if next > 0 {
+		next -= added // back to a position in q: the additions lie before it
+	}
+	return stmt, next, true, nil
+}
+
+// yearWidths returns q with its YEAR column types' display width, as
+// MySQL 5.7 and MariaDB dumps write them, left out: YEAR(4) is YEAR (MySQL
+// 8 takes it, deprecated); any other width is MySQL's 1818. Positions in
+// the text stay.
+func yearWidths(q string, ansiQuotes bool) (string, error) {
+	toks, ok := tokenizeOpts(q, ansiQuotes)
+	if !ok {
+		return q, nil
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+3 < len(toks); i++ {
+		if toks[i].typ != ast.YEAR || toks[i+1].typ != '(' || toks[i+2].typ != ast.INTEGRAL || toks[i+3].typ != ')' {
+			continue
+		}
+		if toks[i+2].val != "4" {
+			return q, mysql.NewSQLError(1818, "HY000", "Supports only YEAR or YEAR(4) column.")
+		}
+		b.WriteString(q[last:toks[i].end])
+		b.WriteString(strings.Repeat(" ", toks[i+3].end-toks[i].end))
+		last = toks[i+3].end
+	}
+	if last == 0 {
+		return q, nil
+	}
+	b.WriteString(q[last:])
+	return b.String(), nil
 }
 
 var globalParserOnce sync.Once

@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -150,12 +149,13 @@ func isCharsetValueEnd(toks []token, i int) bool {
 	return j >= 0 && (toks[j].typ == ast.CHARSET || toks[j].typ == ast.SET && j > 0 && toks[j-1].typ == ast.CHARACTER)
 }
 
-// spacedTableOptions parses an ALTER TABLE whose table options are
-// separated by spaces, as MySQL allows, by putting commas between them.
-func spacedTableOptions(q string, o ast.ParserOptions) (ast.Statement, int, bool, error) {
-	ao, ok := scanAlterOptions(q, o.AnsiQuotes)
+// spacedTableOptions returns ALTER TABLE q with commas between its table
+// options where only spaces separate them, as MySQL allows, and how many
+// bytes that added (before the statement's end).
+func spacedTableOptions(q string, ansiQuotes bool) (string, int) {
+	ao, ok := scanAlterOptions(q, ansiQuotes)
 	if !ok || len(ao.commaAt) == 0 {
-		return nil, 0, false, nil
+		return q, 0
 	}
 	var b strings.Builder
 	last := 0
@@ -165,15 +165,7 @@ func spacedTableOptions(q string, o ast.ParserOptions) (ast.Statement, int, bool
 		last = at
 	}
 	b.WriteString(q[last:])
-	stmt, next, err := ast.ParseOneWithOptions(context.Background(), b.String(), o)
-	if err != nil {
-		return nil, 0, false, nil
-	}
-	if next > 0 {
-		// Back to a position in q: every inserted comma lies before it.
-		next -= 2 * len(ao.commaAt)
-	}
-	return stmt, next, true, nil
+	return b.String(), 2 * len(ao.commaAt)
 }
 
 // ruleTableComment is the id of tableCommentRule.
@@ -193,7 +185,7 @@ func tableCommentRule(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *pla
 	}
 	stmt, _, err := ast.ParseOneWithOptions(ctx, q, gms.LoadSqlMode(ctx).ParserOptions())
 	if err != nil {
-		stmt, _, _, err = spacedTableOptions(q, gms.LoadSqlMode(ctx).ParserOptions())
+		stmt, _, _, err = tableTextFixes(q, gms.LoadSqlMode(ctx).ParserOptions())
 	}
 	alter, isAlter := stmt.(*ast.AlterTable)
 	if err != nil || !isAlter {

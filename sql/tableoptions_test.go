@@ -45,8 +45,8 @@ func TestScanAlterOptions(t *testing.T) {
 		t.Error("SELECT read as ALTER TABLE")
 	}
 	// The statement with commas parses, and what follows it is where it was.
-	stmt, next, ok, err := spacedTableOptions("ALTER TABLE t ENGINE=InnoDB ROW_FORMAT=DYNAMIC; SELECT 1", ast.ParserOptions{})
+	stmt, next, ok, err := tableTextFixes("ALTER TABLE t ENGINE=InnoDB ROW_FORMAT=DYNAMIC; SELECT 1", ast.ParserOptions{})
 	if !ok || err != nil || next != len("ALTER TABLE t ENGINE=InnoDB ROW_FORMAT=DYNAMIC;") {
-		t.Fatalf("spacedTableOptions: %v %d %v %v", stmt, next, ok, err)
+		t.Fatalf("tableTextFixes: %v %d %v %v", stmt, next, ok, err)
 	}
 }
