@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 
 	gmsserver "github.com/dolthub/go-mysql-server/server"
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -45,9 +47,16 @@ type Config struct {
 	// whatever Host is, since /debug/pprof and /metrics need no login.
 	StatusHost string
 	NoSync     bool
-	// Users maps user names to passwords; empty means root with no password.
-	Users  map[string]string
-	Logger *slog.Logger
+	// Users maps user names to passwords of accounts (at '%' and
+	// 'localhost') that every start makes sure exist. Without any, the
+	// first start creates root@localhost with InitialRootPassword.
+	Users map[string]string
+	// InitialRootPassword is root@localhost's password when the first
+	// start creates it; empty is allowed only while Host is loopback.
+	InitialRootPassword string
+	// EnablePprof serves Go's /debug/pprof on the status port.
+	EnablePprof bool
+	Logger      *slog.Logger
 	// GCLifetime and GCInterval override the store's MVCC garbage
 	// collection defaults (10 minutes, every minute).
 	GCLifetime, GCInterval time.Duration
@@ -217,25 +226,64 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// setupUsers loads the stored accounts and, as mysqld --initialize does,
+// creates root@localhost on the first start (none stored yet), or the
+// --user accounts that do not exist on any start. It refuses a server
+// that listens beyond loopback while an account that can log in has no
+// password.
 func (s *Server) setupUsers() error {
-	users := s.cfg.Users
-	if len(users) == 0 {
-		users = map[string]string{"root": ""}
-	}
-	if err := s.loadUsers(); err != nil {
+	fresh, err := s.loadUsers()
+	if err != nil {
 		return fmt.Errorf("load users: %w", err)
 	}
 	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
 	ed := db.Editor()
 	defer ed.Close()
-	for u, p := range users {
+	added := false
+	for u, p := range s.cfg.Users {
 		if u == "" {
 			return errors.New("empty user name")
 		}
-		db.AddSuperUser(ed, u, "%", p)
-		db.AddSuperUser(ed, u, "localhost", p)
+		for _, host := range []string{"%", "localhost"} {
+			if _, ok := ed.GetUser(mysql_db.UserPrimaryKey{Host: host, User: u}); !ok {
+				db.AddSuperUser(ed, u, host, p)
+				added = true
+			}
+		}
+	}
+	if fresh && len(s.cfg.Users) == 0 {
+		db.AddSuperUser(ed, "root", "localhost", s.cfg.InitialRootPassword)
+		added = true
+	}
+	if added {
+		if err := db.Persist(gms.NewEmptyContext(), ed); err != nil {
+			return fmt.Errorf("store accounts: %w", err)
+		}
+	}
+	if isLoopback(s.cfg.Host) {
+		return nil
+	}
+	var open []string
+	ed.VisitUsers(func(u *mysql_db.User) {
+		if u.AuthString == "" && !u.Locked && !u.IsRole {
+			open = append(open, "'"+u.User+"'@'"+u.Host+"'")
+		}
+	})
+	if len(open) > 0 {
+		sort.Strings(open)
+		return fmt.Errorf("refusing to listen on %s: account %s has no password (give root one on first start with --initialize-root-password, or with SET PASSWORD / ALTER USER while listening on 127.0.0.1)",
+			s.cfg.Host, strings.Join(open, ", "))
 	}
 	return nil
+}
+
+// isLoopback reports whether host is a loopback address or name.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) startStatus() error {
@@ -248,10 +296,12 @@ func (s *Server) startStatus() error {
 	reg.MustRegister(newDDLCollector(s.engine.DDL))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if s.cfg.EnablePprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{

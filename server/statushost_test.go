@@ -27,7 +27,9 @@ func TestStatusHost(t *testing.T) {
 		}
 		return string(b)
 	}
-	s := servertest.StartConfig(t, t.TempDir(), func(c *server.Config) { c.Host = "0.0.0.0" })
+	s := servertest.StartConfig(t, t.TempDir(), func(c *server.Config) {
+		c.Host, c.InitialRootPassword, c.EnablePprof = "0.0.0.0", "pw", true
+	})
 	if h, _, _ := net.SplitHostPort(s.Addr()); h == "127.0.0.1" {
 		t.Fatalf("MySQL port on %s, want every address", s.Addr())
 	}
@@ -54,6 +56,12 @@ func TestStatusHost(t *testing.T) {
 	_, port2, _ := net.SplitHostPort(s2.StatusAddr())
 	if body := get(net.JoinHostPort("127.0.0.1", port2), "/metrics"); !strings.Contains(body, "reorgdb_") {
 		t.Fatalf("/metrics: %.200s", body)
+	}
+	// Go's profiler only with --enable-pprof.
+	if resp, err := http.Get("http://" + net.JoinHostPort("127.0.0.1", port2) + "/debug/pprof/"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/debug/pprof/ without --enable-pprof: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	if ip := nonLoopbackIP(); ip != "" {
 		get(net.JoinHostPort(ip, port2), "/status")

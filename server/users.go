@@ -27,35 +27,36 @@ func (p usersPersister) Persist(_ *gms.Context, data []byte) error {
 	return p.cat.SetAccounts(data)
 }
 
-// loadUsers loads the stored accounts and persists future changes.
-func (s *Server) loadUsers() error {
+// loadUsers loads the stored accounts and persists future changes; fresh
+// reports that none were stored (a new data directory).
+func (s *Server) loadUsers() (fresh bool, err error) {
 	db := s.engine.SQL.Analyzer.Catalog.MySQLDb
 	cat := s.engine.Catalog()
 	data, err := cat.Accounts()
 	if err != nil {
-		return err
+		return false, err
 	}
 	legacy := filepath.Join(s.cfg.DataDir, legacyUsersFile)
 	migrate := false
 	if data == nil {
 		if data, err = os.ReadFile(legacy); err != nil && !os.IsNotExist(err) {
-			return err
+			return false, err
 		}
 		migrate = len(data) > 0
 	}
 	if len(data) > 0 {
 		if err := db.LoadData(gms.NewEmptyContext(), data); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if migrate {
 		if err := cat.SetAccounts(data); err != nil {
-			return err
+			return false, err
 		}
 		if err := os.Remove(legacy); err != nil {
-			return err
+			return false, err
 		}
 	}
 	db.SetPersister(usersPersister{cat: cat})
-	return s.acctTLS.load(cat, db)
+	return len(data) == 0, s.acctTLS.load(cat, db)
 }
