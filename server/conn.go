@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
 
 	"github.com/dolthub/vitess/go/mysql"
@@ -163,7 +164,12 @@ func (pc *protoConn) Read(p []byte) (int, error) {
 		if pc.off || pc.remain > 0 {
 			return pc.passOn(p)
 		}
-		hdr, err := pc.br.Peek(4)
+		hdr, err := pc.peekCommand()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// As a client that left: vitess then closes the connection
+			// without logging an error.
+			return 0, io.EOF
+		}
 		if err != nil {
 			return pc.passOn(p)
 		}

@@ -181,6 +181,7 @@ func Start(cfg Config) (*Server, error) {
 		base := gms.NewBaseSessionWithClientServer(addr, gms.Client{Address: host, User: conn.User, Capabilities: conn.Capabilities}, conn.ConnectionID)
 		sess := eng.NewSession(base)
 		handshakeCollation(base, conn.CharacterSet)
+		interactiveWaitTimeout(base, conn.Capabilities)
 		if ts, ok := tlsSession(conn); ok {
 			base.SetStatusVariable(gms.NewEmptyContext(), "Ssl_cipher", tls.CipherSuiteName(ts.CipherSuite))
 			base.SetStatusVariable(gms.NewEmptyContext(), "Ssl_version", tlsVersionName(ts.Version))
