@@ -43,4 +43,3 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatalf("a new connection after another timed out: %v", err)
 	}
 }
-
