@@ -106,6 +106,7 @@ type protoConn struct {
 	off      bool    // the stream is opaque from here on (a TLS request protoConn cannot serve)
 	srv      *Server // counts the connection (limits.go)
 	released atomic.Bool
+	loggedIn atomic.Bool // the client has authenticated: wait_timeout applies (idle.go)
 	s        *Server
 	st       *connState
 	// resetPending: COM_RESET_CONNECTION was passed on, and vitess will

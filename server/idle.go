@@ -33,10 +33,11 @@ func interactiveWaitTimeout(base *gms.BaseSession, capabilities uint32) {
 // idleTimeout is how long the connection waits for its next command: its
 // session's wait_timeout (before go-mysql-server makes the session at the
 // first command, the global one, or interactive_timeout for an interactive
-// client); 0 while logging in.
+// client); 0 until the client has authenticated, while connect_timeout's
+// deadline holds.
 func (pc *protoConn) idleTimeout() time.Duration {
 	st := pc.st
-	if st == nil || st.mc == nil || pc.handshaking || pc.shifted || pc.off {
+	if st == nil || st.mc == nil || !pc.loggedIn.Load() || pc.off {
 		return 0
 	}
 	st.mu.Lock()

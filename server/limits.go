@@ -60,6 +60,9 @@ func (s *Server) admitted(c *mysql.Conn, g mysql.Getter) error {
 		return errTooManyConnections()
 	}
 	c.Conn.SetDeadline(time.Time{})
+	if pc, ok := c.Conn.(*protoConn); ok {
+		pc.loggedIn.Store(true) // from now on wait_timeout applies
+	}
 	return nil
 }
 

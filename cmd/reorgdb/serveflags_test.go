@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -19,8 +20,14 @@ func TestServeLimitFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns server processes")
 	}
+	// Beyond loopback, root needs a password from the first start.
+	open := startServe(t, "serve", "--data-dir", filepath.Join(t.TempDir(), "data"), "--host", "0.0.0.0", "--port", "0", "--status-port", "-1")
+	if open.addr != "" || !strings.Contains(open.stderr.String(), "refusing to listen on 0.0.0.0: account 'root'@'localhost' has no password") {
+		t.Fatalf("passwordless root on 0.0.0.0: started at %q\n%s", open.addr, open.stderr.String())
+	}
 	srv := startServe(t, "serve", "--data-dir", filepath.Join(t.TempDir(), "data"), "--host", "0.0.0.0", "--port", "0",
-		"--status-port", "0", "--max-connections", "1", "--cache-size", "16", "--memtable-size", "4")
+		"--status-port", "0", "--max-connections", "1", "--cache-size", "16", "--memtable-size", "4",
+		"--initialize-root-password", "pw")
 	if srv.addr == "" {
 		t.Fatalf("server exited at start: %v\n%s", srv.err, srv.stderr.String())
 	}
@@ -40,7 +47,7 @@ func TestServeLimitFlags(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 3; i++ {
-		db, _ := sql.Open("mysql", fmt.Sprintf("root:@tcp(%s)/", addr))
+		db, _ := sql.Open("mysql", fmt.Sprintf("root:pw@tcp(%s)/", addr))
 		db.SetMaxOpenConns(1)
 		held = append(held, db)
 		err := db.Ping()
