@@ -2,6 +2,8 @@ package sql
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -59,6 +61,19 @@ func timeOfDay(t time.Time) types.Timespan {
 	return types.Timespan(t.Sub(day).Microseconds())
 }
 
+// numberDateForms are the ways MySQL's number_to_datetime reads a number
+// in [lo, hi] as YYYYMMDDhhmmss: (n + add) * mul. Numbers between the
+// ranges are no date.
+var numberDateForms = []struct{ lo, hi, add, mul int64 }{
+	{0, 0, 0, 1},                                    // the zero date
+	{101, 691231, 20000000, 1000000},                // YYMMDD, 2000-2069
+	{700101, 991231, 19000000, 1000000},             // YYMMDD, 1970-1999
+	{10000101, 99991231, 0, 1000000},                // YYYYMMDD
+	{101000000, 691231235959, 20000000000000, 1},    // YYMMDDhhmmss, 2000-2069
+	{700101000000, 991231235959, 19000000000000, 1}, // YYMMDDhhmmss, 1970-1999
+	{991231235960, math.MaxInt64, 0, 1},             // YYYYMMDDhhmmss
+}
+
 // numberDatetime is number v as the text of a date and time, ok false
 // when it is not one (MySQL's number_to_datetime).
 func numberDatetime(v any) (string, bool) {
@@ -68,29 +83,11 @@ func numberDatetime(v any) (string, bool) {
 	}
 	nr := d.IntPart()
 	micros := d.Sub(decimal.NewFromInt(nr)).Shift(6).IntPart()
-	switch {
-	case nr == 0 || nr >= 10000101000000:
-	case nr < 101:
+	i := slices.IndexFunc(numberDateForms, func(f struct{ lo, hi, add, mul int64 }) bool { return f.lo <= nr && nr <= f.hi })
+	if i < 0 {
 		return "", false
-	case nr <= 691231:
-		nr = (nr + 20000000) * 1000000
-	case nr < 700101:
-		return "", false
-	case nr <= 991231:
-		nr = (nr + 19000000) * 1000000
-	case nr < 10000101:
-		return "", false
-	case nr <= 99991231:
-		nr *= 1000000
-	case nr < 101000000:
-		return "", false
-	case nr <= 691231235959:
-		nr += 20000000000000
-	case nr < 700101000000:
-		return "", false
-	case nr <= 991231235959:
-		nr += 19000000000000
 	}
+	nr = (nr + numberDateForms[i].add) * numberDateForms[i].mul
 	date, clock := nr/1000000, nr%1000000
 	y, mo, dd := date/10000, date/100%100, date%100
 	h, mi, s := clock/10000, clock/100%100, clock%100
