@@ -64,3 +64,15 @@ func TestClockPrecision(t *testing.T) {
 	mustExec(t, db, "INSERT INTO c (id) VALUES (1)")
 	expectRows(t, db, "SELECT COUNT(*) FROM c WHERE a <= NOW(3) AND a > NOW(3) - INTERVAL 1 HOUR", "1")
 }
+
+// TestDateNumbers: a DATE, DATETIME or TIMESTAMP in arithmetic or a CAST
+// to a number reads as MySQL reads it, YYYYMMDD or YYYYMMDDhhmmss with
+// the type's fraction.
+func TestDateNumbers(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, d DATE, dt DATETIME(3), ts TIMESTAMP(2) NULL)")
+	mustExec(t, db, "INSERT INTO t VALUES (1, '2020-01-02', '2020-01-02 03:04:05.678', '2021-02-03 04:05:06.78'), (2, NULL, NULL, NULL)")
+	expectRows(t, db, "SELECT d + 0, dt + 0, ts + 0, d + 1, CAST(dt AS UNSIGNED), CAST(d AS SIGNED) FROM t ORDER BY id",
+		"20200102,20200102030405.678,20210203040506.78,20200103,20200102030406,20200102", "NULL,NULL,NULL,NULL,NULL,NULL")
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
-	"github.com/shopspring/decimal"
 )
 
 // go-mysql-server cannot turn a TIME value into a string: CAST(t AS
@@ -34,6 +33,10 @@ func timeToTextRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.
 			}
 			if isDateExpr(e.Child) && types.IsText(e.Type()) {
 				return dateText{e.Child}, transform.NewTree, nil
+			}
+			if isDateExpr(e.Child) && types.IsNumber(e.Type()) {
+				ne, err := e.WithChildren(dateNumber{e.Child})
+				return ne, transform.NewTree, err
 			}
 			if tc, ok := asTimeCast(e); ok {
 				return tc, transform.NewTree, nil
@@ -197,11 +200,59 @@ func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, 
 		}
 	}
 	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression {
-		if !isTimeExpr(a) {
-			return nil
+		switch {
+		case isTimeExpr(a):
+			return timeNumber{a}
+		case isDateExpr(a):
+			return dateNumber{a}
 		}
-		return timeNumber{a}
+		return nil
 	})
+}
+
+// dateNumber is a DATE, DATETIME or TIMESTAMP expression's value as MySQL
+// reads it in a numeric context: the decimal YYYYMMDD, or
+// YYYYMMDDhhmmss.ffffff with the digits of its type (go-mysql-server
+// read a DATE as YYYYMMDD000000, a TIMESTAMP as a float, SUM of dates as
+// Unix times).
+type dateNumber struct{ Child gms.Expression }
+
+var _ gms.Expression = dateNumber{}
+
+func (d dateNumber) Eval(ctx *gms.Context, row gms.Row) (any, error) {
+	v, err := d.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	t, ok := v.(time.Time)
+	if !ok {
+		c, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		t = c.(time.Time)
+	}
+	return temporalNumber(d.Child.Type(), t), nil
+}
+
+func (d dateNumber) Type() gms.Type {
+	if d.Child.Type().Type() == sqltypes.Date {
+		return types.MustCreateDecimalType(8, 0)
+	}
+	p := max(Precision(d.Child.Type()), 0)
+	return types.MustCreateDecimalType(uint8(14+p), uint8(p))
+}
+
+func (d dateNumber) Children() []gms.Expression { return []gms.Expression{d.Child} }
+func (d dateNumber) Resolved() bool             { return d.Child.Resolved() }
+func (d dateNumber) IsNullable() bool           { return d.Child.IsNullable() }
+func (d dateNumber) String() string             { return d.Child.String() }
+
+func (d dateNumber) WithChildren(children ...gms.Expression) (gms.Expression, error) {
+	if len(children) != 1 {
+		return nil, gms.ErrInvalidChildrenNumber.New(d, len(children), 1)
+	}
+	return dateNumber{children[0]}, nil
 }
 
 // timeNumber is a TIME expression's value as MySQL reads it in a
@@ -225,17 +276,7 @@ func (t timeNumber) Eval(ctx *gms.Context, row gms.Row) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	us := int64(ts)
-	neg := us < 0
-	if neg {
-		us = -us
-	}
-	secs := us / 1_000_000
-	n := decimal.New(secs/3600*10000+secs/60%60*100+secs%60, 0).Add(decimal.New(us%1_000_000, -6))
-	if neg {
-		n = n.Neg()
-	}
-	return n.Round(int32(tt.Precision)), nil
+	return timespanNumber(tt.round(ctx, ts), int(tt.Precision)), nil
 }
 
 func (t timeNumber) Type() gms.Type {
