@@ -199,7 +199,15 @@ func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, 
 			return e, transform.SameTree, nil
 		}
 	}
+	// An aggregate's children after the first are its window's (ORDER BY
+	// and PARTITION BY), which keep their values.
+	_, isAgg := e.(gms.WindowAdaptableExpression)
+	first := true
 	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression {
+		if isAgg && !first {
+			return nil
+		}
+		first = false
 		switch {
 		case isTimeExpr(a):
 			return timeNumber{a}
