@@ -46,6 +46,11 @@ func timeToTextRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.
 		case *function.Now, *function.UTCTimestamp, *function.CurrTime:
 			return withClockPrecision(e)
 		case expression.ArithmeticOp, *aggregation.Sum, *aggregation.Avg:
+			if a, ok := e.(*expression.Arithmetic); ok {
+				if d, ok, err := intervalArith(a); ok || err != nil {
+					return d, transform.NewTree, err
+				}
+			}
 			return numericTimeArgs(e)
 		case *function.Coalesce:
 			// Its type is text when a TIME meets another type (NULL
@@ -216,6 +221,34 @@ func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, 
 		}
 		return nil
 	})
+}
+
+// intervalArith is d + INTERVAL n unit (or INTERVAL n unit + d, or
+// d - INTERVAL n unit) as DATE_ADD / DATE_SUB, which MySQL makes it: a
+// DATE plus days stays a DATE, and a DATETIME keeps its fraction, where
+// go-mysql-server's arithmetic made the first a DATETIME and dropped the
+// second.
+func intervalArith(a *expression.Arithmetic) (gms.Expression, bool, error) {
+	l, r := a.Left(), a.Right()
+	if _, ok := l.(*expression.Interval); ok && a.Op == "+" {
+		l, r = r, l
+	}
+	iv, ok := r.(*expression.Interval)
+	if !ok {
+		return nil, false, nil
+	}
+	if _, ok := l.(*expression.Interval); ok {
+		return nil, false, nil
+	}
+	switch a.Op {
+	case "+":
+		e, err := function.NewDateAdd(l, iv)
+		return e, true, err
+	case "-":
+		e, err := function.NewDateSub(l, iv)
+		return e, true, err
+	}
+	return nil, false, nil
 }
 
 // dateNumber is a DATE, DATETIME or TIMESTAMP expression's value as MySQL
