@@ -20,7 +20,7 @@ import (
 // CHARACTER SET ...) reach go-mysql-server in two ways it does not fully
 // take: MySQL separates them by spaces as well as commas, which vitess's
 // grammar refuses (1064), and vitess parses COMMENT but drops its value, so
-// the statement succeeded and changed nothing. spacedTableOptions and
+// go-mysql-server's plan alone would change nothing. spacedTableOptions and
 // tableCommentRule make up for both.
 
 // maxTableComment is MySQL's limit on a table comment, in characters.

@@ -226,8 +226,8 @@ func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, 
 // intervalArith is d + INTERVAL n unit (or INTERVAL n unit + d, or
 // d - INTERVAL n unit) as DATE_ADD / DATE_SUB, which MySQL makes it: a
 // DATE plus days stays a DATE, and a DATETIME keeps its fraction, where
-// go-mysql-server's arithmetic made the first a DATETIME and dropped the
-// second.
+// go-mysql-server's own arithmetic makes the first a DATETIME and drops
+// the second.
 func intervalArith(a *expression.Arithmetic) (gms.Expression, bool, error) {
 	l, r := a.Left(), a.Right()
 	if _, ok := l.(*expression.Interval); ok && a.Op == "+" {
@@ -254,7 +254,7 @@ func intervalArith(a *expression.Arithmetic) (gms.Expression, bool, error) {
 // dateNumber is a DATE, DATETIME or TIMESTAMP expression's value as MySQL
 // reads it in a numeric context: the decimal YYYYMMDD, or
 // YYYYMMDDhhmmss.ffffff with the digits of its type (go-mysql-server
-// read a DATE as YYYYMMDD000000, a TIMESTAMP as a float, SUM of dates as
+// reads a DATE as YYYYMMDD000000, a TIMESTAMP as a float, SUM of dates as
 // Unix times).
 type dateNumber struct{ Child gms.Expression }
 
