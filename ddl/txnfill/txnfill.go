@@ -81,23 +81,24 @@ const tick = 100 * time.Millisecond
 // Run fills the unfinished tasks of ts and returns them all done, or
 // fails.
 func Run(ctx context.Context, store *kv.Store, ts []Task, fill Fill, host Host) ([]Task, error) {
-	r := &run{store: store, fill: fill, host: host, tasks: slices.Clone(ts), stopOne: make(chan struct{}, 256)}
+	r := &run{store: store, fill: fill, host: host, tasks: slices.Clone(ts), stopOne: make(chan struct{}, 256), exited: make(chan struct{})}
 	r.ctx, r.cancel = context.WithCancelCause(ctx)
 	defer r.cancel(nil)
 	r.resize(max(1, host.Config().Workers))
-	done := r.waitAll()
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
 		select {
-		case <-done:
+		case <-r.exited:
+			if r.live--; r.live > 0 {
+				continue
+			}
 			finished, err := r.finished(ctx)
 			if err != nil || finished {
 				return r.tasks, err
 			}
 			// Every worker was retired while tasks remain.
 			r.restart()
-			done = r.waitAll()
 		case <-t.C:
 			if err := host.Watch(r.retries.Load()); err != nil {
 				r.cancel(err)
@@ -118,8 +119,11 @@ type run struct {
 	mu   sync.Mutex
 	next int // next task to hand out
 
-	wg      sync.WaitGroup
-	active  atomic.Int32
+	// live counts the workers started and not yet seen to exit; only
+	// Run's loop touches it, so starting a worker never races with
+	// noticing that the last one ended.
+	live    int
+	exited  chan struct{} // each worker's last act
 	stopOne chan struct{} // each token retires one worker
 	retries atomic.Int64  // write conflicts retried
 }
@@ -140,11 +144,9 @@ func (r *run) take() int {
 }
 
 func (r *run) startWorker() {
-	r.wg.Add(1)
-	r.active.Add(1)
+	r.live++
 	go func() {
-		defer r.wg.Done()
-		defer r.active.Add(-1)
+		defer func() { r.exited <- struct{}{} }()
 		for {
 			select {
 			case <-r.stopOne:
@@ -166,7 +168,7 @@ func (r *run) startWorker() {
 // resize starts or retires workers until want are running; a retired
 // worker ends after its current task.
 func (r *run) resize(want int) {
-	n := int(r.active.Load())
+	n := r.live
 	if n < want {
 		for range want - n {
 			r.startWorker()
@@ -187,13 +189,6 @@ func (r *run) restart() {
 	r.next = 0
 	r.mu.Unlock()
 	r.startWorker()
-}
-
-// waitAll is closed once every worker started so far has returned.
-func (r *run) waitAll() <-chan struct{} {
-	ch := make(chan struct{})
-	go func() { r.wg.Wait(); close(ch) }()
-	return ch
 }
 
 // finished says, once every worker has returned, whether every task is

@@ -217,3 +217,50 @@ func TestRunStops(t *testing.T) {
 		t.Fatalf("run whose context ended: %v", err)
 	}
 }
+
+// The workers follow Config.Workers while the run goes on, retired ones
+// are replaced when tasks remain, and the run ends once with every task
+// done however the changes fall against the workers' exits.
+func TestRunFollowsWorkerChanges(t *testing.T) {
+	s := openStore(t)
+	h := newHost(Config{Workers: 1, BatchSize: 1})
+	var running, peak atomic.Int32
+	fill := func(ctx context.Context, txn *kv.Txn, task Task, limit int) (Batch, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		if err := pace.Sleep(ctx, time.Millisecond); err != nil {
+			return Batch{}, err
+		}
+		return copyFill(ctx, txn, task, limit)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // 1, 4, 2, 1, 4, ... workers, changing faster than the tick
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(37 * time.Millisecond):
+			}
+			h.cfg.Store(&Config{Workers: []int{1, 4, 2}[i%3], BatchSize: 1})
+		}
+	}()
+	const n = 1500
+	done, err := Run(context.Background(), s, split(n, 40), fill, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, task := range done {
+		if !task.Done {
+			t.Errorf("task %d not done: %+v", i, task)
+		}
+	}
+	if got := count(t, s, "row/"); got != n {
+		t.Errorf("%d rows written, want %d", got, n)
+	}
+	if peak.Load() < 3 {
+		t.Errorf("at most %d workers ran at once, want up to 4", peak.Load())
+	}
+}
