@@ -9,20 +9,19 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/encodings"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/reorgdb/reorgdb/internal/collate"
 )
 
 // The fast path's ORDER BY of a string column sorts as go-mysql-server's
 // Sorter does (types.StringType.Compare: the collation's weight of each
 // rune in turn, then the shorter string first), with the same comparison
-// computed faster: ASCII runes' weights come from a table instead of the
-// collation's function, which for utf8mb4_0900_ai_ci is a map lookup, and
-// no expression is evaluated per comparison.
+// computed faster: most weights come from collate.Weights' table instead of
+// the collation's function, and no expression is evaluated per comparison.
 
 // runeOrder compares strings as one collation's StringType.Compare does.
 type runeOrder struct {
-	weight gms.CollationSorter
-	enc    encodings.Encoder
-	ascii  [utf8.RuneSelf]int32
+	weights *collate.Weights
+	enc     encodings.Encoder
 }
 
 var runeOrders sync.Map // gms.CollationID -> *runeOrder
@@ -31,12 +30,9 @@ func runeOrderOf(c gms.CollationID) *runeOrder {
 	if o, ok := runeOrders.Load(c); ok {
 		return o.(*runeOrder)
 	}
-	o := &runeOrder{weight: c.Sorter(), enc: c.CharacterSet().Encoder()}
-	if o.weight == nil || o.enc == nil {
+	o := &runeOrder{weights: collate.WeightsOf(c), enc: c.CharacterSet().Encoder()}
+	if o.weights == nil || o.enc == nil {
 		return nil
-	}
-	for r := range o.ascii {
-		o.ascii[r] = o.weight(rune(r))
 	}
 	runeOrders.Store(c, o)
 	return o
@@ -44,10 +40,10 @@ func runeOrderOf(c gms.CollationID) *runeOrder {
 
 func (o *runeOrder) next(s string) (w int32, n int) {
 	if s[0] < utf8.RuneSelf {
-		return o.ascii[s[0]], 1
+		return o.weights.Of(rune(s[0])), 1
 	}
 	r, n := o.enc.NextRune(s)
-	return o.weight(r), n
+	return o.weights.Of(r), n
 }
 
 func (o *runeOrder) compare(a, b string) int {

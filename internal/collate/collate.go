@@ -24,7 +24,9 @@ package collate
 
 import (
 	"bytes"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -93,9 +95,10 @@ func Key(dst []byte, c gms.CollationID, s string) []byte {
 		// byte order: the trimmed bytes are the shortest key.
 		return append(dst, s...)
 	}
-	w := c.Sorter()
+	w := WeightsOf(c)
+	dst = slices.Grow(dst, 2*len(s))
 	for _, r := range s {
-		dst = appendWeight(dst, w(r))
+		dst = appendWeight(dst, w.Of(r))
 	}
 	return dst
 }
@@ -111,11 +114,49 @@ func KeyBytes(dst []byte, c gms.CollationID, b []byte) []byte {
 	if c == gms.Collation_utf8mb4_bin {
 		return append(dst, b...)
 	}
-	w := c.Sorter()
+	w := WeightsOf(c)
+	dst = slices.Grow(dst, 2*len(b))
 	for _, r := range string(b) { // no copy: range over a converted slice
-		dst = appendWeight(dst, w(r))
+		dst = appendWeight(dst, w.Of(r))
 	}
 	return dst
+}
+
+// Weights is a collation's weight of each code point
+// (CollationID.Sorter), with those below U+0800 (ASCII, Latin, Greek,
+// Cyrillic, Hebrew, Arabic) read from a table: go-mysql-server computes
+// some collations' weights with a map lookup and a chain of range tests,
+// which made the sort key of a 120-character string cost microseconds.
+type Weights struct {
+	of    gms.CollationSorter
+	table [0x800]int32
+}
+
+var weights sync.Map // gms.CollationID -> *Weights
+
+// WeightsOf returns c's weights, or nil if go-mysql-server has none.
+func WeightsOf(c gms.CollationID) *Weights {
+	if w, ok := weights.Load(c); ok {
+		return w.(*Weights)
+	}
+	of := c.Sorter()
+	if of == nil {
+		return nil
+	}
+	w := &Weights{of: of}
+	for r := range w.table {
+		w.table[r] = of(rune(r))
+	}
+	actual, _ := weights.LoadOrStore(c, w)
+	return actual.(*Weights)
+}
+
+// Of returns the weight of r.
+func (w *Weights) Of(r rune) int32 {
+	if uint32(r) < uint32(len(w.table)) {
+		return w.table[r]
+	}
+	return w.of(r)
 }
 
 // appendWeight appends w (0 <= w < 2^31) in an order-preserving,
