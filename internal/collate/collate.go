@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 )
@@ -95,12 +96,7 @@ func Key(dst []byte, c gms.CollationID, s string) []byte {
 		// byte order: the trimmed bytes are the shortest key.
 		return append(dst, s...)
 	}
-	w := WeightsOf(c)
-	dst = slices.Grow(dst, 2*len(s))
-	for _, r := range s {
-		dst = appendWeight(dst, w.Of(r))
-	}
-	return dst
+	return WeightsOf(c).appendKey(dst, s)
 }
 
 // KeyBytes is Key for a []byte.
@@ -114,12 +110,8 @@ func KeyBytes(dst []byte, c gms.CollationID, b []byte) []byte {
 	if c == gms.Collation_utf8mb4_bin {
 		return append(dst, b...)
 	}
-	w := WeightsOf(c)
-	dst = slices.Grow(dst, 2*len(b))
-	for _, r := range string(b) { // no copy: range over a converted slice
-		dst = appendWeight(dst, w.Of(r))
-	}
-	return dst
+	// A view, not a copy: appendKey keeps nothing of it.
+	return WeightsOf(c).appendKey(dst, unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // Weights is a collation's weight of each code point
@@ -130,6 +122,13 @@ func KeyBytes(dst []byte, c gms.CollationID, b []byte) []byte {
 type Weights struct {
 	of    gms.CollationSorter
 	table [0x800]int32
+	ascii [utf8.RuneSelf]encoded // appendWeight of each ASCII weight
+}
+
+// encoded is a weight's bytes from appendWeight, when it has at most two.
+type encoded struct {
+	b [2]byte
+	n uint8 // 0: more than two, use appendWeight
 }
 
 var weights sync.Map // gms.CollationID -> *Weights
@@ -147,6 +146,11 @@ func WeightsOf(c gms.CollationID) *Weights {
 	for r := range w.table {
 		w.table[r] = of(rune(r))
 	}
+	for r := range w.ascii {
+		if b := appendWeight(nil, w.table[r]); len(b) <= 2 {
+			w.ascii[r].n = uint8(copy(w.ascii[r].b[:], b))
+		}
+	}
 	actual, _ := weights.LoadOrStore(c, w)
 	return actual.(*Weights)
 }
@@ -157,6 +161,26 @@ func (w *Weights) Of(r rune) int32 {
 		return w.table[r]
 	}
 	return w.of(r)
+}
+
+// appendKey appends the weights of s, each through appendWeight.
+func (w *Weights) appendKey(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, 2*len(s))
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf && w.ascii[c].n > 0 {
+			e := &w.ascii[c]
+			dst = append(dst, e.b[0])
+			if e.n == 2 {
+				dst = append(dst, e.b[1])
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		dst = appendWeight(dst, w.Of(r))
+		i += n
+	}
+	return dst
 }
 
 // appendWeight appends w (0 <= w < 2^31) in an order-preserving,

@@ -290,3 +290,34 @@ func TestUTF8MB4BinIsCodePointOrder(t *testing.T) {
 		prev = w(r)
 	}
 }
+
+// Key is the concatenation of appendWeight of each code point's weight,
+// whatever mix of ASCII and other code points the string holds.
+func TestKeyIsWeightsInTurn(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	alphabet := []rune("aZ09 -_~\x00\x7fé߿ࠀ€ß𝄞Ωя")
+	for _, c := range []gms.CollationID{gms.Collation_utf8mb4_0900_ai_ci, gms.Collation_utf8mb4_general_ci, gms.Collation_utf8mb4_unicode_ci, gms.Collation_latin1_swedish_ci} {
+		sorter := c.Sorter()
+		for range 2000 {
+			var b strings.Builder
+			for range r.Intn(12) {
+				b.WriteRune(alphabet[r.Intn(len(alphabet))])
+			}
+			s := b.String()
+			trimmed := s
+			if PadSpace(c) {
+				trimmed = strings.TrimRight(s, " ")
+			}
+			var want []byte
+			for _, x := range trimmed {
+				want = appendWeight(want, sorter(x))
+			}
+			if got := Key(nil, c, s); !bytes.Equal(got, want) {
+				t.Fatalf("%s: Key(%q) = %x, want %x", c.Name(), s, got, want)
+			}
+			if got := KeyBytes([]byte("prefix"), c, []byte(s)); !bytes.Equal(got, append([]byte("prefix"), want...)) {
+				t.Fatalf("%s: KeyBytes(%q) = %x, want prefix+%x", c.Name(), s, got, want)
+			}
+		}
+	}
+}
