@@ -163,24 +163,35 @@ func (w *Weights) Of(r rune) int32 {
 	return w.of(r)
 }
 
-// appendKey appends the weights of s, each through appendWeight.
+// appendKey appends the weights of s, each through appendWeight. ASCII
+// characters are copied from their precomputed bytes into room reserved
+// in advance (two bytes per input byte): always both bytes, then the
+// position moves by the weight's length, which saves a branch and an
+// append per character.
 func (w *Weights) appendKey(dst []byte, s string) []byte {
-	dst = slices.Grow(dst, 2*len(s))
+	j := len(dst)
+	dst = reserve(dst, j, 2*len(s))
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf && w.ascii[c].n > 0 {
 			e := &w.ascii[c]
-			dst = append(dst, e.b[0])
-			if e.n == 2 {
-				dst = append(dst, e.b[1])
-			}
+			dst[j], dst[j+1] = e.b[0], e.b[1]
+			j += int(e.n)
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		dst = appendWeight(dst, w.Of(r))
 		i += n
+		dst = appendWeight(dst[:j], w.Of(r))
+		j = len(dst)
+		dst = reserve(dst, j, 2*(len(s)-i))
 	}
-	return dst
+	return dst[:j]
+}
+
+// reserve returns dst[:cap] with at least n bytes of room after dst[:j].
+func reserve(dst []byte, j, n int) []byte {
+	dst = slices.Grow(dst[:j], n)
+	return dst[:cap(dst)]
 }
 
 // appendWeight appends w (0 <= w < 2^31) in an order-preserving,
