@@ -9,7 +9,9 @@
 # during the run, such as a cache still warming up, does not count for or
 # against the build), "during" its TPS over the seconds the ALTER ran.
 # After the build the workload also maintains the new index, so the share
-# of the baseline before the build alone is printed too.
+# of the baseline before the build alone is printed too, with the median of
+# the per-second 95th-percentile latencies before and during the build and
+# the server's peak RSS (VmHWM) after the round.
 # REORGDB_SQL, if set, runs on ReorgDB before each ALTER (for example
 # "SET GLOBAL reorgdb_ddl_cpu_share = 25").
 #   scripts/bench-plan1-sysbench.sh [rows] [rounds] [targets]
@@ -28,9 +30,9 @@ SB="--mysql-host=127.0.0.1 --mysql-user=root --mysql-db=sbtest --tables=1 --tabl
 
 . scripts/lib.sh
 
-# run TARGET PORT SUFFIX: the rounds against a loaded server.
+# run TARGET PORT SUFFIX PID: the rounds against a loaded server.
 run() {
-  local name=$1 port=$2 suffix=$3
+  local name=$1 port=$2 suffix=$3 pid=$4
   local M="mysql -h127.0.0.1 -P$port -uroot sbtest"
   local pre=""
   if [[ $name == reorgdb && -n ${REORGDB_SQL:-} ]]; then pre="$REORGDB_SQL; "; fi
@@ -55,14 +57,17 @@ run() {
     sleep 20
     kill $sb; wait $sb 2>/dev/null || true
     $M -e 'ALTER TABLE sbtest1 DROP INDEX c_idx'
-    python3 - "$log" "$(echo "$t1 - $t0" | bc)" "$idle" "$name" "$r" <<'PY'
-import re, sys
-log, dur, idle, name, r = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
-tps = {}
+    local hwm
+    hwm=$(awk '/VmHWM/ {print int($2/1024)}' "/proc/$pid/status")
+    python3 - "$log" "$(echo "$t1 - $t0" | bc)" "$idle" "$name" "$r" "$hwm" <<'PY'
+import re, statistics, sys
+log, dur, idle, name, r, hwm = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+tps, p95 = {}, {}
 for line in open(log):
-    m = re.match(r'\[ (\d+)s \].*tps: ([\d.]+)', line)
+    m = re.match(r'\[ (\d+)s \].*tps: ([\d.]+).*lat \(ms,95%\): ([\d.]+)', line)
     if m:
         tps[int(m.group(1))] = float(m.group(2))
+        p95[int(m.group(1))] = float(m.group(3))
 end = int(20 + dur)
 base = [tps[s] for s in list(range(6, 21)) + list(range(end + 3, end + 19)) if s in tps]
 # Seconds fully inside the ALTER, which started about 20 s in.
@@ -71,7 +76,10 @@ b = sum(base) / len(base)
 d = sum(during) / len(during) if during else float('nan')
 pre = [tps[s] for s in range(6, 21) if s in tps]
 p = sum(pre) / len(pre)
-print(f"| {name} | {r} | {idle:.2f} | {dur:.2f} | {dur/idle:.1f}x | {b:.0f} | {d:.0f} | {100*d/b:.0f}% | {100*d/p:.0f}% |")
+# Medians of the per-second 95th percentiles, before and during the build.
+lp = statistics.median(p95[s] for s in range(6, 21) if s in p95)
+ld = statistics.median(p95[s] for s in range(22, end + 1) if s in p95) if during else float('nan')
+print(f"| {name} | {r} | {idle:.2f} | {dur:.2f} | {dur/idle:.1f}x | {b:.0f} | {d:.0f} | {100*d/b:.0f}% | {100*d/p:.0f}% | {lp:.1f} | {ld:.1f} | {hwm} MiB |")
 PY
     sleep 5
   done
@@ -84,12 +92,12 @@ measure() {
   wait_port "$port"
   mysql -h127.0.0.1 -P"$port" -uroot -e 'CREATE DATABASE sbtest'
   sysbench oltp_read_write $SB --mysql-port="$port" --threads=4 prepare >/dev/null
-  run "$name" "$port" "$suffix"
+  run "$name" "$port" "$suffix" "$pid"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
-echo "| target | round | idle build (s) | build under load (s) | x idle | baseline TPS | TPS during the build | kept | kept (baseline before only) |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| target | round | idle build (s) | build under load (s) | x idle | baseline TPS | TPS during the build | kept | kept (baseline before only) | p95 ms before | p95 ms during | peak RSS |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 if [[ $TARGETS == *reorgdb* ]]; then
   "$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4503 --status-port 10583 2>"$WORK/r.log" &
   measure reorgdb 4503 $! ""
