@@ -27,15 +27,19 @@ type Buffer struct {
 	bytes   int64  // accounted memory: key and value bytes plus the record
 }
 
+// sortEnt is one entry's record. The 16 key bytes after the shared
+// prefix are kept in it as two integers, so that most comparisons read no
+// key memory: a string column's collation key spends two bytes per
+// character, and keys alike in their first 8 bytes are common.
 type sortEnt struct {
-	pfx        uint64
+	pfx, pfx2  uint64
 	chunk, off uint32
 	klen, vlen uint32
 }
 
 const (
 	sortChunkSize = 4 << 20
-	sortEntSize   = 24
+	sortEntSize   = 32
 )
 
 // NewBuffer returns an empty buffer for keys that all share their first
@@ -66,7 +70,7 @@ func (b *Buffer) Add(k, v []byte) int64 {
 	off := len(c)
 	c = append(append(c, k...), v...)
 	b.chunks[last] = c
-	b.ents = append(b.ents, sortEnt{pfx: keyPrefix(k, b.skip), chunk: uint32(last), off: uint32(off), klen: uint32(len(k)), vlen: uint32(len(v))})
+	b.ents = append(b.ents, sortEnt{pfx: keyPrefix(k, b.skip), pfx2: keyPrefix(k, b.skip+8), chunk: uint32(last), off: uint32(off), klen: uint32(len(k)), vlen: uint32(len(v))})
 	sz := int64(n + sortEntSize)
 	b.bytes += sz
 	return sz
@@ -149,9 +153,18 @@ func (b *Buffer) val(i int) []byte {
 	return b.chunks[e.chunk][start : start+e.vlen : start+e.vlen]
 }
 
+// cmp orders two entries. Equal prefixes are equal key bytes, or keys
+// that end inside them followed by zeros in the other: the full keys
+// decide then.
 func (b *Buffer) cmp(x, y *sortEnt) int {
 	if x.pfx != y.pfx {
 		if x.pfx < y.pfx {
+			return -1
+		}
+		return 1
+	}
+	if x.pfx2 != y.pfx2 {
+		if x.pfx2 < y.pfx2 {
 			return -1
 		}
 		return 1

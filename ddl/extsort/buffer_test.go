@@ -49,3 +49,32 @@ func TestSortBufOffHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestSortOrderIsByteOrder: keys that share their first 8 or 16 bytes
+// after the common prefix, end inside them, or differ only by trailing
+// zero bytes sort as bytes.Compare sorts them.
+func TestSortOrderIsByteOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte{0x00, 0x01, 'a', 0xff}
+	b := NewBuffer(2)
+	defer b.Free()
+	var want [][]byte
+	for range 20000 {
+		k := []byte("ix")
+		if rng.IntN(2) == 0 { // a long shared run, then a few random bytes
+			k = append(k, "0123456789abcdef"[:rng.IntN(17)]...)
+		}
+		for range rng.IntN(20) {
+			k = append(k, alphabet[rng.IntN(len(alphabet))])
+		}
+		b.Add(k, nil)
+		want = append(want, k)
+	}
+	b.Sort(nil)
+	slices.SortFunc(want, bytes.Compare)
+	for i, w := range want {
+		if !bytes.Equal(b.key(i), w) {
+			t.Fatalf("entry %d is %q, want %q", i, b.key(i), w)
+		}
+	}
+}
