@@ -29,13 +29,13 @@ func timeToTextRule(ctx *gms.Context, _ *analyzer.Analyzer, n gms.Node, _ *plan.
 		switch e := e.(type) {
 		case *expression.Convert:
 			if isTimeExpr(e.Child) && types.IsText(e.Type()) {
-				return timeText{e.Child}, transform.NewTree, nil
+				return timeText{unary{e.Child}}, transform.NewTree, nil
 			}
 			if isDateExpr(e.Child) && types.IsText(e.Type()) {
-				return dateText{e.Child}, transform.NewTree, nil
+				return dateText{unary{e.Child}}, transform.NewTree, nil
 			}
 			if isDateExpr(e.Child) && types.IsNumber(e.Type()) {
-				ne, err := e.WithChildren(dateNumber{e.Child})
+				ne, err := e.WithChildren(dateNumber{unary{e.Child}})
 				return ne, transform.NewTree, err
 			}
 			if tc, ok := asTimeCast(e); ok {
@@ -71,9 +71,9 @@ func wrapTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, err
 	return wrapTimeChildren(e, func(a gms.Expression) gms.Expression {
 		switch {
 		case isTimeExpr(a):
-			return timeText{a}
+			return timeText{unary{a}}
 		case isDateExpr(a):
-			return dateText{a}
+			return dateText{unary{a}}
 		}
 		return nil
 	})
@@ -92,9 +92,18 @@ func isDateExpr(e gms.Expression) bool {
 	return false
 }
 
+// unary is what the wrappers below share: one child, whose resolution
+// and nullability are theirs.
+type unary struct{ Child gms.Expression }
+
+func (u unary) Children() []gms.Expression { return []gms.Expression{u.Child} }
+func (u unary) Resolved() bool             { return u.Child.Resolved() }
+func (u unary) IsNullable() bool           { return u.Child.IsNullable() }
+func (u unary) String() string             { return u.Child.String() }
+
 // dateText is a DATE, DATETIME or TIMESTAMP expression's value as text,
 // with as many fractional digits as its type has, as MySQL writes it.
-type dateText struct{ Child gms.Expression }
+type dateText struct{ unary }
 
 var _ gms.Expression = dateText{}
 
@@ -120,17 +129,14 @@ func (t dateText) Eval(ctx *gms.Context, row gms.Row) (any, error) {
 	return tv.Format(layout), nil
 }
 
-func (t dateText) Type() gms.Type             { return types.LongText }
-func (t dateText) Children() []gms.Expression { return []gms.Expression{t.Child} }
-func (t dateText) Resolved() bool             { return t.Child.Resolved() }
-func (t dateText) IsNullable() bool           { return t.Child.IsNullable() }
-func (t dateText) String() string             { return fmt.Sprintf("CAST(%s AS CHAR)", t.Child) }
+func (t dateText) Type() gms.Type { return types.LongText }
+func (t dateText) String() string { return fmt.Sprintf("CAST(%s AS CHAR)", t.Child) }
 
 func (t dateText) WithChildren(children ...gms.Expression) (gms.Expression, error) {
 	if len(children) != 1 {
 		return nil, gms.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
-	return dateText{children[0]}, nil
+	return dateText{unary{children[0]}}, nil
 }
 
 // wrapTimeChildren replaces each argument a of e by wrap(a), unless that
@@ -157,7 +163,7 @@ func wrapTimeChildren(e gms.Expression, wrap func(gms.Expression) gms.Expression
 
 // timeText is a TIME expression's value as text, with the fractional
 // digits of its type (6 for go-mysql-server's TIME).
-type timeText struct{ Child gms.Expression }
+type timeText struct{ unary }
 
 var _ gms.Expression = timeText{}
 
@@ -184,16 +190,13 @@ func (t timeText) Eval(ctx *gms.Context, row gms.Row) (any, error) {
 // Type is CAST(... AS CHAR)'s, which the two sides of a UNION must share.
 func (t timeText) Type() gms.Type { return types.LongText }
 
-func (t timeText) Children() []gms.Expression { return []gms.Expression{t.Child} }
-func (t timeText) Resolved() bool             { return t.Child.Resolved() }
-func (t timeText) IsNullable() bool           { return t.Child.IsNullable() }
-func (t timeText) String() string             { return fmt.Sprintf("CAST(%s AS CHAR)", t.Child) }
+func (t timeText) String() string { return fmt.Sprintf("CAST(%s AS CHAR)", t.Child) }
 
 func (t timeText) WithChildren(children ...gms.Expression) (gms.Expression, error) {
 	if len(children) != 1 {
 		return nil, gms.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
-	return timeText{children[0]}, nil
+	return timeText{unary{children[0]}}, nil
 }
 
 func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, error) {
@@ -215,9 +218,9 @@ func numericTimeArgs(e gms.Expression) (gms.Expression, transform.TreeIdentity, 
 		first = false
 		switch {
 		case isTimeExpr(a):
-			return timeNumber{a}
+			return timeNumber{unary{a}}
 		case isDateExpr(a):
-			return dateNumber{a}
+			return dateNumber{unary{a}}
 		}
 		return nil
 	})
@@ -256,7 +259,7 @@ func intervalArith(a *expression.Arithmetic) (gms.Expression, bool, error) {
 // YYYYMMDDhhmmss.ffffff with the digits of its type (go-mysql-server
 // reads a DATE as YYYYMMDD000000, a TIMESTAMP as a float, SUM of dates as
 // Unix times).
-type dateNumber struct{ Child gms.Expression }
+type dateNumber struct{ unary }
 
 var _ gms.Expression = dateNumber{}
 
@@ -284,22 +287,17 @@ func (d dateNumber) Type() gms.Type {
 	return types.MustCreateDecimalType(uint8(14+p), uint8(p))
 }
 
-func (d dateNumber) Children() []gms.Expression { return []gms.Expression{d.Child} }
-func (d dateNumber) Resolved() bool             { return d.Child.Resolved() }
-func (d dateNumber) IsNullable() bool           { return d.Child.IsNullable() }
-func (d dateNumber) String() string             { return d.Child.String() }
-
 func (d dateNumber) WithChildren(children ...gms.Expression) (gms.Expression, error) {
 	if len(children) != 1 {
 		return nil, gms.ErrInvalidChildrenNumber.New(d, len(children), 1)
 	}
-	return dateNumber{children[0]}, nil
+	return dateNumber{unary{children[0]}}, nil
 }
 
 // timeNumber is a TIME expression's value as MySQL reads it in a
 // numeric context: the decimal [-]hhmmss.ffffff, with the digits of its
 // type.
-type timeNumber struct{ Child gms.Expression }
+type timeNumber struct{ unary }
 
 var _ gms.Expression = timeNumber{}
 
@@ -325,14 +323,9 @@ func (t timeNumber) Type() gms.Type {
 	return types.MustCreateDecimalType(7+p, p)
 }
 
-func (t timeNumber) Children() []gms.Expression { return []gms.Expression{t.Child} }
-func (t timeNumber) Resolved() bool             { return t.Child.Resolved() }
-func (t timeNumber) IsNullable() bool           { return t.Child.IsNullable() }
-func (t timeNumber) String() string             { return t.Child.String() }
-
 func (t timeNumber) WithChildren(children ...gms.Expression) (gms.Expression, error) {
 	if len(children) != 1 {
 		return nil, gms.ErrInvalidChildrenNumber.New(t, len(children), 1)
 	}
-	return timeNumber{children[0]}, nil
+	return timeNumber{unary{children[0]}}, nil
 }
