@@ -13,7 +13,7 @@ import (
 func aliasCase(fields []*querypb.Field, query string) {
 	lq := ""
 	for _, f := range fields {
-		if f.Table == "" || strings.ToLower(f.Table) != f.Table {
+		if f.Table == "" || strings.ToLower(f.Table) != f.Table || !spelledOtherwise(query, f.Table) {
 			continue
 		}
 		if lq == "" {
@@ -23,6 +23,24 @@ func aliasCase(fields []*querypb.Field, query string) {
 			f.Table = s
 		}
 	}
+}
+
+// spelledOtherwise reports whether query may spell lower in other cases,
+// without lowering the whole query, which most statements (every
+// execution of a prepared one) would do for nothing. A query with non-ASCII
+// bytes may, since lowering it can move its offsets.
+func spelledOtherwise(query, lower string) bool {
+	for i := 0; i < len(query); i++ {
+		if query[i] >= 0x80 {
+			return true
+		}
+		if i+len(lower) <= len(query) && query[i]|0x20 == lower[0]|0x20 {
+			if w := query[i : i+len(lower)]; w != lower && strings.EqualFold(w, lower) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // spelling is how query spells the alias lower where it defines it (AS

@@ -41,11 +41,11 @@ func (h *handler) recoverTo(err *error, query string) {
 }
 
 func (h *handler) done(c *mysql.Conn, query string, err error) error {
-	result := "ok"
+	outcome := 0
 	if err != nil {
-		result = "error"
+		outcome = 1
 	}
-	h.s.stmts.WithLabelValues(statementType(query), result).Inc()
+	h.s.stmtCounts[statementType(query)][outcome].Inc()
 	h.afterStatement(c, query)
 	if err == nil {
 		return nil
@@ -586,18 +586,32 @@ func statementType(q string) string {
 		}
 		q = strings.TrimLeft(q[end+2:], " \t\r\n(")
 	}
-	end := strings.IndexFunc(q, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
-	if end < 0 {
-		end = len(q)
+	// Lowered into a stack buffer: this runs several times per statement.
+	var buf [len("describe") + 1]byte
+	n := 0
+	for ; n < len(q) && n < len(buf); n++ {
+		c := q[n]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		} else if c < 'a' || c > 'z' {
+			break
+		}
+		buf[n] = c
 	}
-	w := strings.ToLower(q[:end])
-	switch w {
-	case "select", "insert", "update", "delete", "replace", "begin", "start", "commit", "rollback",
-		"create", "drop", "alter", "show", "set", "use", "truncate", "admin", "explain", "describe", "desc":
-		return w
+	if n == len(buf) {
+		return "other"
+	}
+	for _, w := range statementTypes {
+		if string(buf[:n]) == w {
+			return w
+		}
 	}
 	return "other"
 }
+
+// statementTypes are the first keywords statementType tells apart.
+var statementTypes = [...]string{"select", "insert", "update", "delete", "replace", "begin", "start", "commit", "rollback",
+	"create", "drop", "alter", "show", "set", "use", "truncate", "admin", "explain", "describe", "desc"}
 
 func truncate(s string, n int) string {
 	if len(s) > n {

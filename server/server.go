@@ -89,10 +89,13 @@ type Server struct {
 	started time.Time
 	log     *slog.Logger
 	stmts   *prometheus.CounterVec
-	tls     *tls.Config
-	done    chan error
-	conns   sync.Map  // connection id -> *connState
-	fast    fastStmts // prepared statements on the fast path (fastpath.go)
+	// stmtCounts holds stmts' counters by statement type, ok then error,
+	// so a statement does not hash its labels.
+	stmtCounts map[string][2]prometheus.Counter
+	tls        *tls.Config
+	done       chan error
+	conns      sync.Map  // connection id -> *connState
+	fast       fastStmts // prepared statements on the fast path (fastpath.go)
 	// background counts statements' goroutines (interrupt.go), which
 	// may outlive their connections.
 	background atomic.Int64
@@ -164,6 +167,10 @@ func Start(cfg Config) (*Server, error) {
 		Namespace: "reorgdb", Subsystem: "sql", Name: "statements_total",
 		Help: "Statements executed, by type and outcome.",
 	}, []string{"type", "result"})
+	s.stmtCounts = make(map[string][2]prometheus.Counter, len(statementTypes)+1)
+	for _, typ := range append(statementTypes[:], "other") {
+		s.stmtCounts[typ] = [2]prometheus.Counter{s.stmts.WithLabelValues(typ, "ok"), s.stmts.WithLabelValues(typ, "error")}
+	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)))
 	if err != nil {

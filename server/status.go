@@ -116,11 +116,18 @@ func (s *Server) connState(id uint32) *connState {
 
 // sessionFlags computes the session's status flags.
 func sessionFlags(sess gms.Session) uint16 {
+	mode, _ := sess.GetSessionVariable(nil, "sql_mode")
+	return sessionFlagsIn(sess, mode)
+}
+
+// sessionFlagsIn is sessionFlags for a caller that has read the session's
+// sql_mode already.
+func sessionFlagsIn(sess gms.Session, mode any) uint16 {
 	var f uint16
 	if v, err := sess.GetSessionVariable(nil, "autocommit"); err == nil && truthy(v) {
 		f |= statusAutocommit
 	}
-	if v, err := sess.GetSessionVariable(nil, "sql_mode"); err == nil && hasMode(v, "NO_BACKSLASH_ESCAPES") {
+	if hasMode(mode, "NO_BACKSLASH_ESCAPES") {
 		f |= statusNoBackslashEsc
 	}
 	// With autocommit on, the transaction go-mysql-server holds while a
@@ -205,10 +212,10 @@ func (h *handler) syncStatus(c *mysql.Conn) {
 	if sess == nil {
 		return
 	}
-	f := sessionFlags(sess)
+	mode, _ := sess.GetSessionVariable(nil, "sql_mode")
+	f := sessionFlagsIn(sess, mode)
 	st.noBackslash.Store(f&statusNoBackslashEsc != 0)
-	v, _ := sess.GetSessionVariable(nil, "sql_mode")
-	st.ansiQuotes.Store(hasMode(v, "ANSI_QUOTES") || hasMode(v, "ANSI"))
+	st.ansiQuotes.Store(hasMode(mode, "ANSI_QUOTES") || hasMode(mode, "ANSI"))
 	if v, _ := sess.GetSessionVariable(nil, "character_set_client"); v != nil {
 		if name, ok := v.(string); ok {
 			if cs, err := gms.ParseCharacterSet(name); err == nil {

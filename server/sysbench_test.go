@@ -90,10 +90,11 @@ func TestSysbenchOLTPReadWrite(t *testing.T) {
 	}
 	total := 0
 	for _, f := range failed {
-		if f[1] == "select" {
-			t.Fatalf("%s select statements failed during sysbench", f[2])
-		}
+		// Every type's counters exist from the start, at 0.
 		n, _ := strconv.Atoi(f[2])
+		if f[1] == "select" && n > 0 {
+			t.Fatalf("%d select statements failed during sysbench", n)
+		}
 		total += n
 	}
 	if want, _ := strconv.Atoi(conflicts[1]); total != want {

@@ -74,6 +74,9 @@ type Session struct {
 	// lentDB: the session has no current database, and a view's is lent
 	// to it while go-mysql-server binds the view (see lendViewDB).
 	lentDB bool
+	// owner names the session's transactions to lock waits and the
+	// transaction list, formatted once rather than per transaction.
+	owner string
 }
 
 // lendViewDB makes db the current database of a session that has none,
@@ -318,7 +321,10 @@ func (s *Session) StartTransaction(ctx *gms.Context, tc gms.TransactionCharacter
 	}
 	s.e.metrics.txnStarted()
 	t := &Transaction{e: s.e, readOnly: tc == gms.ReadOnly || s.readOnlyByDefault(ctx)}
-	s.e.track(t, fmt.Sprintf("connection %d", s.ID()))
+	if s.owner == "" {
+		s.owner = fmt.Sprintf("connection %d", s.ID())
+	}
+	s.e.track(t, s.owner)
 	s.setCur(t)
 	if s.killed.Load() {
 		// Interrupt ran between the check and setCur.
