@@ -110,7 +110,7 @@ func (p *Pacer) Pace(ctx context.Context) error {
 	}
 	share := p.share()
 	// The fraction of one CPU each goroutine may use.
-	perGoroutine := float64(share) / 100 * float64(runtime.GOMAXPROCS(0)) / float64(p.workers)
+	perGoroutine := float64(share) / 100 * float64(cpus()) / float64(p.workers)
 	if share > 0 && share < 100 && perGoroutine < 1 && p.active() {
 		if err := p.sleep(ctx, time.Duration(float64(busy)*(1/perGoroutine-1))); err != nil {
 			return err
@@ -119,6 +119,12 @@ func (p *Pacer) Pace(ctx context.Context) error {
 	p.since = p.now()
 	return nil
 }
+
+// cpus is how many CPUs the process can run on at once, which a share is
+// of: GOMAXPROCS (which follows a container's CPU limit), but no more than
+// the machine's CPUs, since GOMAXPROCS set above them (for scheduling
+// latency) adds threads, not CPU time.
+func cpus() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
 
 // WhileIdle holds what take returns whenever active says no, gives it back
 // (calls it) whenever active says yes, checking every period, until stop.

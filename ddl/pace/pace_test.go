@@ -8,11 +8,23 @@ import (
 	"time"
 )
 
+// A share is of the CPUs, however many threads GOMAXPROCS allows above them.
+func TestCPUsIgnoresExtraProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2 * runtime.NumCPU()))
+	if got := cpus(); got != runtime.NumCPU() {
+		t.Fatalf("cpus() = %d with GOMAXPROCS %d on %d CPUs", got, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	}
+	runtime.GOMAXPROCS(1)
+	if got := cpus(); got != 1 {
+		t.Fatalf("cpus() = %d with GOMAXPROCS 1", got)
+	}
+}
+
 // TestPacerShare: while users are active a goroutine sleeps so that its
 // work is its share of the CPUs; with no users, or no limit, it never
 // sleeps.
 func TestPacerShare(t *testing.T) {
-	procs := runtime.GOMAXPROCS(0)
+	procs := cpus()
 	for _, tc := range []struct {
 		share, workers int
 		active         bool
