@@ -3,8 +3,13 @@ package kv
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 const benchKeys = 100_000
@@ -119,6 +124,59 @@ func BenchmarkCommitParallel(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkCommitLatency reports the latency of durable commits of two
+// 200-byte keys from 1 and 4 committers, through a transaction (kv) and
+// as a bare Pebble batch on the same store (pebble): what the commit's
+// fsync costs, and what this package adds to it.
+func BenchmarkCommitLatency(b *testing.B) {
+	val := make([]byte, 200)
+	commit := map[string]func(s *Store, k1, k2 []byte) error{
+		"kv": func(s *Store, k1, k2 []byte) error {
+			txn := s.Begin()
+			_ = txn.Set(k1, val)
+			_ = txn.Set(k2, val)
+			_, err := txn.Commit()
+			return err
+		},
+		"pebble": func(s *Store, k1, k2 []byte) error {
+			batch := s.db.NewBatch()
+			defer batch.Close()
+			_ = batch.Set(k1, val, nil)
+			_ = batch.Set(k2, val, nil)
+			return batch.Commit(pebble.Sync)
+		},
+	}
+	for _, layer := range []string{"kv", "pebble"} {
+		for _, committers := range []int{1, 4} {
+			b.Run(fmt.Sprintf("layer=%s/committers=%d", layer, committers), func(b *testing.B) {
+				s := openTest(b, func(o *Options) { benchOpts(o); o.NoSync = false })
+				lats := make([][]time.Duration, committers)
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for w := range committers {
+					wg.Go(func() {
+						for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+							start := time.Now()
+							if err := commit[layer](s, fmt.Appendf(nil, "a/%d", i), fmt.Appendf(nil, "b/%d", i)); err != nil {
+								b.Error(err)
+								return
+							}
+							lats[w] = append(lats[w], time.Since(start))
+						}
+					})
+				}
+				wg.Wait()
+				all := slices.Sorted(slices.Values(slices.Concat(lats...)))
+				if len(all) > 0 {
+					b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+					b.ReportMetric(float64(all[len(all)*9/10].Microseconds()), "p90-µs")
+				}
+			})
+		}
 	}
 }
 
