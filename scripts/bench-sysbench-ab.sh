@@ -4,25 +4,17 @@
 # workload on each server in turn.
 #   scripts/bench-sysbench-ab.sh ROWS SECONDS ROUNDS "name|/path/to/reorgdb [serve flags]" ...
 # e.g. scripts/bench-sysbench-ab.sh 2000000 60 2 "old|/tmp/reorgdb-old" "new|/tmp/reorgdb-new --cache-size 192"
-# or "p4|env GOMAXPROCS=4 /tmp/reorgdb-new".
 # WL=oltp_point_select picks another workload; each line also gives the
 # server's CPU time per transaction (steadier than TPS on a shared machine). Data goes to /tmp/abn.
 set -uo pipefail
 ROWS=$1 SECS=$2 ROUNDS=$3; shift 3
-pkill -f "data-dir /tmp/abn/" ; sleep 1
+pkill -f "serve --data-dir /tmp/abn" ; sleep 1
 rm -rf /tmp/abn; mkdir -p /tmp/abn
-trap 'pkill -f "data-dir /tmp/abn/"' EXIT
+trap 'pkill -f "serve --data-dir /tmp/abn"' EXIT
 i=0; ports=(); names=()
 for spec in "$@"; do
   name=${spec%%|*}; cmd=${spec#*|}; port=$((4600+i)); i=$((i+1))
-  # "serve" goes right after the binary: before its flags, after an
-  # optional "env VAR=value ..." prefix.
-  read -ra words <<<"$cmd"; argv=()
-  for w in "${words[@]}"; do
-    argv+=("$w")
-    if [ ${#argv[@]} -gt 0 ] && [ "$w" != env ] && [[ $w != *=* ]] && [[ " ${argv[*]} " != *" serve "* ]]; then argv+=(serve); fi
-  done
-  "${argv[@]}" --data-dir /tmp/abn/$name --port $port --status-port $((10600+i)) --log-level warn 2>/tmp/abn/$name.log &
+  $cmd serve --data-dir /tmp/abn/$name --port $port --status-port $((10600+i)) --log-level warn 2>/tmp/abn/$name.log &
   echo $! > /tmp/abn/$name.pid
   ports+=($port); names+=($name)
 done
