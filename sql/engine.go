@@ -87,6 +87,7 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	pro := &Provider{e: e}
 	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
+	e.SQL.ProcessList = newProcessList()
 	setGlobalParser()
 	e.SQL.Parser = fallbackParser{timeParser{gms.NewMysqlParser()}, e}
 	ov := &execOverride{e: e}
