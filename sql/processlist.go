@@ -140,7 +140,6 @@ func (pl *processList) BeginQuery(ctx *gms.Context, query string) (*gms.Context,
 	e.p.QueryPid = pid
 	e.p.StartedAt = time.Now()
 	e.p.Kill = cancel
-	e.p.Progress = make(map[string]gms.TableProgress)
 	e.mu.Unlock()
 	return ctx, nil
 }
@@ -233,9 +232,14 @@ func (pl *processList) withProgress(pid uint64, f func(map[string]gms.TableProgr
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.p.QueryPid == pid && e.p.Progress != nil {
-		f(e.p.Progress)
+	if e.p.QueryPid != pid {
+		return
 	}
+	// Made on first use: most statements track no progress.
+	if e.p.Progress == nil {
+		e.p.Progress = make(map[string]gms.TableProgress)
+	}
+	f(e.p.Progress)
 }
 
 // UpdateTableProgress implements sql.ProcessList.
@@ -252,18 +256,7 @@ func (pl *processList) UpdateTableProgress(pid uint64, name string, delta int64)
 
 // UpdatePartitionProgress implements sql.ProcessList.
 func (pl *processList) UpdatePartitionProgress(pid uint64, table, partition string, delta int64) {
-	pl.withProgress(pid, func(m map[string]gms.TableProgress) {
-		tp, ok := m[table]
-		if !ok {
-			return
-		}
-		pp, ok := tp.PartitionsProgress[partition]
-		if !ok {
-			pp = gms.PartitionProgress{Progress: gms.Progress{Name: partition, Total: -1}}
-		}
-		pp.Done += delta
-		tp.PartitionsProgress[partition] = pp
-	})
+	pl.withPartition(pid, table, partition, func(pp *gms.PartitionProgress) { pp.Done += delta })
 }
 
 // AddTableProgress implements sql.ProcessList.
@@ -280,6 +273,12 @@ func (pl *processList) AddTableProgress(pid uint64, name string, total int64) {
 
 // AddPartitionProgress implements sql.ProcessList.
 func (pl *processList) AddPartitionProgress(pid uint64, table, partition string, total int64) {
+	pl.withPartition(pid, table, partition, func(pp *gms.PartitionProgress) { pp.Total = total })
+}
+
+// withPartition runs f on the progress of a partition of a table the
+// query with pid tracks, a new one (of unknown total) if it has none yet.
+func (pl *processList) withPartition(pid uint64, table, partition string, f func(*gms.PartitionProgress)) {
 	pl.withProgress(pid, func(m map[string]gms.TableProgress) {
 		tp, ok := m[table]
 		if !ok {
@@ -287,9 +286,9 @@ func (pl *processList) AddPartitionProgress(pid uint64, table, partition string,
 		}
 		pp, ok := tp.PartitionsProgress[partition]
 		if !ok {
-			pp = gms.PartitionProgress{Progress: gms.Progress{Name: partition}}
+			pp = gms.PartitionProgress{Progress: gms.Progress{Name: partition, Total: -1}}
 		}
-		pp.Total = total
+		f(&pp)
 		tp.PartitionsProgress[partition] = pp
 	})
 }

@@ -53,6 +53,17 @@ func TestProcessListQueryLifecycle(t *testing.T) {
 	if prog := procOf(t, pl, 7).Progress["t"]; prog.Total != 10 || prog.Done != 3 {
 		t.Fatalf("progress %+v, want 3 of 10", prog)
 	}
+	pl.UpdatePartitionProgress(100, "t", "p0", 2)
+	pl.AddPartitionProgress(100, "t", "p1", 5)
+	pl.UpdatePartitionProgress(100, "t", "p1", 1)
+	pl.AddPartitionProgress(100, "none", "p0", 5) // an untracked table: ignored
+	parts := procOf(t, pl, 7).Progress["t"].PartitionsProgress
+	if p0, p1 := parts["p0"], parts["p1"]; len(parts) != 2 || p0.Done != 2 || p0.Total != -1 || p1.Done != 1 || p1.Total != 5 {
+		t.Fatalf("partition progress %+v, want p0 2 of unknown, p1 1 of 5", parts)
+	}
+	if _, ok := procOf(t, pl, 7).Progress["none"]; ok {
+		t.Fatal("a partition of an untracked table made the table tracked")
+	}
 	pl.Kill(7)
 	if qctx.Err() == nil {
 		t.Fatal("KILL did not cancel the running query")
