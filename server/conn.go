@@ -41,7 +41,8 @@ func (l plainListener) Accept() (net.Conn, error) {
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		pc := &protoConn{Conn: c, br: bufio.NewReaderSize(c, 16<<10), srv: l.s}
+		fc := newFairReader(c)
+		pc := &protoConn{Conn: fc, br: bufio.NewReaderSize(fc, 16<<10), srv: l.s}
 		pc.handshaking = l.s.tls != nil
 		if !l.s.accepted(pc) {
 			pc.release()
