@@ -1,6 +1,11 @@
 // Package server runs ReorgDB as a MySQL-protocol server: it opens the
 // store, builds the SQL engine, accepts client connections, and serves
 // /status and /metrics on the status port.
+//
+// Connections take turns on Go's scheduler threads (fairread.go): one whose
+// client keeps it busy gives way, at least once per millisecond, to
+// connections whose requests have arrived but that the scheduler has not
+// yet seen.
 package server
 
 import (
