@@ -21,16 +21,16 @@ import (
 //
 // So a connection whose reads have not blocked for fairSlice checks
 // whether another connection is blocked in a read of a socket that has
-// data (readyWaiters). If one is, it sleeps for fairYield: its thread then
+// data (waiters.readyOther). If one is, it sleeps for fairYield: its thread then
 // finds nothing runnable, polls the network and runs the waiting
 // connection first. If none is, it goes on: sleeping then would only
 // leave the thread idle.
 type fairReader struct {
 	net.Conn
-	busySince time.Time   // when its reads last blocked, or it last yielded
-	inRead    atomic.Bool // blocked in a read (seen by other connections)
-	fd        int         // the socket, in the poller's set; -1 if not
-	yields    int         // turns given up
+	busySince time.Time    // when its reads last blocked, or it last yielded
+	inRead    atomic.Bool  // blocked in a read (seen by other connections)
+	fd        atomic.Int32 // the socket, in the poller's set; -1 if not
+	yields    int          // turns given up
 }
 
 const (
@@ -45,7 +45,8 @@ const (
 )
 
 func newFairReader(c net.Conn) *fairReader {
-	f := &fairReader{Conn: c, busySince: time.Now(), fd: -1}
+	f := &fairReader{Conn: c, busySince: time.Now()}
+	f.fd.Store(-1)
 	waiters.add(f)
 	return f
 }
@@ -70,7 +71,8 @@ func (f *fairReader) Read(p []byte) (int, error) {
 }
 
 // Close takes the socket out of the poller's set before closing it, so
-// that a new socket given the same descriptor is not mistaken for it.
+// that a new socket given the same descriptor is not mistaken for it. It
+// may be called more than once, from any goroutine.
 func (f *fairReader) Close() error {
 	waiters.remove(f)
 	return f.Conn.Close()

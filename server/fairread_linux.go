@@ -37,19 +37,19 @@ func (w *waitSet) add(f *fairReader) {
 	_ = raw.Control(func(fd uintptr) {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
 		if unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev) == nil {
-			f.fd = int(fd)
-			w.conns.Store(f.fd, f)
+			f.fd.Store(int32(fd))
+			w.conns.Store(int32(fd), f)
 		}
 	})
 }
 
 func (w *waitSet) remove(f *fairReader) {
-	if f.fd < 0 {
+	fd := f.fd.Swap(-1)
+	if fd < 0 {
 		return
 	}
-	_ = unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, f.fd, nil)
-	w.conns.CompareAndDelete(f.fd, f)
-	f.fd = -1
+	_ = unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, int(fd), nil)
+	w.conns.CompareAndDelete(fd, f)
 }
 
 // readyOther reports whether a connection other than self is blocked in a
@@ -61,7 +61,7 @@ func (w *waitSet) readyOther(self *fairReader) bool {
 	var evs [16]unix.EpollEvent
 	n, err := unix.EpollWait(w.epfd, evs[:], 0)
 	for i := 0; err == nil && i < n; i++ {
-		if v, ok := w.conns.Load(int(evs[i].Fd)); ok && v != self && v.(*fairReader).inRead.Load() {
+		if v, ok := w.conns.Load(evs[i].Fd); ok && v != self && v.(*fairReader).inRead.Load() {
 			return true
 		}
 	}

@@ -44,7 +44,7 @@ func TestWaitSetReadyOther(t *testing.T) {
 	s2, c2 := tcpPair(t)
 	busy, waiting := newFairReader(s1), newFairReader(s2)
 	defer busy.Close()
-	if busy.fd < 0 || waiting.fd < 0 {
+	if busy.fd.Load() < 0 || waiting.fd.Load() < 0 {
 		t.Fatal("sockets not in the poller's set")
 	}
 
@@ -78,11 +78,14 @@ func TestWaitSetReadyOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the waiting connection is seen again", func() bool { return waiters.readyOther(busy) })
-	fd := waiting.fd
+	fd := waiting.fd.Load()
 	if err := waiting.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := waiters.conns.Load(fd); ok || waiting.fd != -1 {
+	if err := waiting.Close(); err == nil {
+		t.Fatal("a second Close did not report the socket closed")
+	}
+	if _, ok := waiters.conns.Load(fd); ok || waiting.fd.Load() != -1 {
 		t.Fatal("a closed connection is still in the poller's set")
 	}
 	if waiters.readyOther(busy) {
