@@ -33,6 +33,20 @@ func newProcessList() *processList {
 	return &processList{conns: make(map[uint32]*procEntry)}
 }
 
+// lockRunning locks e if it (possibly nil) is running the query with pid,
+// and reports whether it did.
+func (e *procEntry) lockRunning(pid uint64) bool {
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	if e.p.QueryPid != pid {
+		e.mu.Unlock()
+		return false
+	}
+	return true
+}
+
 func (pl *processList) entry(connID uint32) *procEntry {
 	pl.mu.RLock()
 	defer pl.mu.RUnlock()
@@ -152,14 +166,10 @@ func (pl *processList) EndQuery(ctx *gms.Context) {
 	pid := ctx.Pid()
 	pl.pids.Delete(pid)
 	e := pl.entry(ctx.Session.ID())
-	if e == nil {
+	if !e.lockRunning(pid) {
 		return
 	}
-	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.p.QueryPid != pid {
-		return
-	}
 	if lq := longQueryTime(); lq > 0 && time.Since(e.p.StartedAt).Seconds() > lq {
 		gms.IncrementStatusVariable(ctx, "Slow_queries", 1)
 	}
@@ -227,14 +237,10 @@ func (pl *processList) Kill(connID uint32) {
 // withProgress runs f on the progress of the query with pid, if it runs.
 func (pl *processList) withProgress(pid uint64, f func(map[string]gms.TableProgress)) {
 	e := pl.byPid(pid)
-	if e == nil {
+	if !e.lockRunning(pid) {
 		return
 	}
-	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.p.QueryPid != pid {
-		return
-	}
 	// Made on first use: most statements track no progress.
 	if e.p.Progress == nil {
 		e.p.Progress = make(map[string]gms.TableProgress)
