@@ -4,8 +4,9 @@
 # workload on each server in turn.
 #   scripts/bench-sysbench-ab.sh ROWS SECONDS ROUNDS "name|/path/to/reorgdb [serve flags]" ...
 # e.g. scripts/bench-sysbench-ab.sh 2000000 60 2 "old|/tmp/reorgdb-old" "new|/tmp/reorgdb-new --cache-size 192"
-# WL=oltp_point_select picks another workload, THREADS=16 another thread count; each line also gives the
-# server's CPU time per transaction (steadier than TPS on a shared machine). Data goes to /tmp/abn.
+# WL=oltp_point_select picks another workload, THREADS=16 another thread
+# count; each line also gives the server's CPU time per transaction
+# (steadier than TPS on a shared machine). Data goes to /tmp/abn.
 set -uo pipefail
 ROWS=$1 SECS=$2 ROUNDS=$3; shift 3
 pkill -f "serve --data-dir /tmp/abn" ; sleep 1
