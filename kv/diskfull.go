@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -93,6 +94,10 @@ type diskFS struct {
 	// once they are flushed, so that the reserve, if the disk fills again,
 	// is enough for the flush that ends Pebble's write stall.
 	backlog func() bool
+	// directWAL asks for direct appends to WAL files (walzero.go).
+	directWAL bool
+	// directWALs counts the WAL files that got them, for tests.
+	directWALs atomic.Int64
 
 	mu       sync.Mutex
 	full     *DiskFullError // nil unless the disk is full
@@ -284,20 +289,22 @@ func (d *diskFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, 
 		d.pace()
 	}
 	f, err := d.FS.Create(name, category)
-	return d.wrapWAL(d.wrap(f, err, category))
+	f, err = d.wrap(f, err, category)
+	return d.wrapWAL(name, f, err)
 }
 
 // ReuseForWrite implements vfs.FS.
 func (d *diskFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := d.FS.ReuseForWrite(oldname, newname, category)
-	return d.wrapWAL(d.wrap(f, err, category))
+	f, err = d.wrap(f, err, category)
+	return d.wrapWAL(newname, f, err)
 }
 
-// wrapWAL has a new or recycled WAL's preallocated space zeroed
-// (walzero.go).
-func (d *diskFS) wrapWAL(f vfs.File, err error) (vfs.File, error) {
+// wrapWAL has the preallocated space of the new or recycled WAL at path
+// zeroed, and its appends written directly if directWAL (walzero.go).
+func (d *diskFS) wrapWAL(path string, f vfs.File, err error) (vfs.File, error) {
 	if df, ok := f.(*diskFile); ok && err == nil && df.wal {
-		return newWALFile(df), nil
+		return newWALFile(df, path, d.directWAL), nil
 	}
 	return f, err
 }

@@ -209,6 +209,7 @@ func Open(opts Options) (*Store, error) {
 	reserve := int64(popts.MemTableStopWritesThreshold)*opts.MemTableSize + opts.MemTableSize + opts.MemTableSize/10
 	disk := newDiskFS(opts.fs, opts.Dir, opts.Logger, reserve, 2*opts.MemTableSize)
 	popts.FS = disk
+	disk.directWAL = !opts.NoSync
 	var walSync *walSyncFS
 	if opts.NoSync {
 		walSync = newWALSyncFS(disk, opts.Logger, walSyncInterval)

@@ -1,9 +1,12 @@
 package kv
 
 import (
+	"errors"
 	"sync"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/reorgdb/reorgdb/internal/directio"
 )
 
 // A commit waits for its WAL fsync, so the fsync's latency is the commit's.
@@ -27,11 +30,21 @@ const zeroChunk = 256 << 10
 
 var zeros = make([]byte, zeroChunk)
 
+// Where commits are durable, every WAL append is fsynced at once, so
+// passing it through the page cache only costs CPU: the kernel copies it
+// into a page, and the fdatasync writes that page back before it flushes
+// the device's cache. So there a WAL file's appends are direct writes
+// (directio.Appender) and the fdatasync only flushes; where the file
+// system refuses direct I/O they go through the page cache. Relaxed
+// durability keeps the page cache: there a commit waits for its write
+// but not for an fsync, and a buffered write returns sooner.
+
 // walFile is a WAL file whose preallocated space is zeroed ahead of
-// Pebble's appends.
+// Pebble's appends, and whose appends may be direct writes.
 type walFile struct {
 	*diskFile
-	mu sync.Mutex
+	direct *directio.Appender // nil: appends go through the page cache
+	mu     sync.Mutex
 	// size is the file's size: every byte below it has been written, by
 	// Pebble or with zeros; appended is where Pebble's next append goes.
 	size, appended int64
@@ -41,10 +54,21 @@ type walFile struct {
 	done           chan struct{}
 }
 
-func newWALFile(f *diskFile) *walFile {
+// newWALFile wraps a WAL file Pebble just created or recycled at path;
+// direct asks for direct appends.
+func newWALFile(f *diskFile, path string, direct bool) *walFile {
 	w := &walFile{diskFile: f, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if st, err := f.File.Stat(); err == nil {
 		w.size = st.Size()
+	}
+	if direct {
+		a, err := directio.OpenAppender(path)
+		if err == nil {
+			w.direct = a
+			f.fs.directWALs.Add(1)
+		} else if !errors.Is(err, directio.ErrNoDirectIO) {
+			f.fs.log.Warn("kv: WAL appends go through the page cache", "path", path, "err", err)
+		}
 	}
 	go w.zero()
 	return w
@@ -55,10 +79,39 @@ func newWALFile(f *diskFile) *walFile {
 func (w *walFile) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.direct != nil {
+		return w.writeDirect(p)
+	}
 	n, err := w.diskFile.Write(p)
 	w.appended += int64(n)
 	w.size = max(w.size, w.appended)
 	return n, err
+}
+
+// writeDirect appends p with a direct write. Like diskFile.Write, it
+// retries once into the room the reserve left when the disk is full. A
+// file system that took the direct open but refuses the first direct
+// write gets the page cache instead.
+func (w *walFile) writeDirect(p []byte) (int, error) {
+	n, err := w.direct.Write(p)
+	if isNoSpace(err) {
+		w.fs.check(err)
+		var m int
+		m, err = w.direct.Write(p[n:])
+		n += m
+	}
+	if errors.Is(err, syscall.EINVAL) && w.appended == 0 && n == 0 {
+		w.fs.log.Warn("kv: WAL appends go through the page cache", "err", err)
+		w.direct.Close()
+		w.direct = nil
+		n, err = w.diskFile.Write(p)
+	}
+	w.appended += int64(n)
+	w.size = max(w.size, w.appended)
+	if w.direct != nil {
+		w.size = max(w.size, w.direct.End())
+	}
+	return n, w.fs.check(err)
 }
 
 // Preallocate reserves the space as Pebble asks, then has it zeroed.
@@ -117,7 +170,11 @@ func (w *walFile) Close() error {
 	default:
 	}
 	<-w.done
-	return w.diskFile.Close()
+	var err error
+	if w.direct != nil {
+		err = w.direct.Close()
+	}
+	return errors.Join(w.diskFile.Close(), err)
 }
 
 var _ vfs.File = (*walFile)(nil)

@@ -34,3 +34,11 @@ func dropDirect(f *os.File, err error) bool {
 	_, ferr = unix.FcntlInt(f.Fd(), unix.F_SETFL, fl&^unix.O_DIRECT)
 	return ferr == nil
 }
+
+func openDirect(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0)
+	if errors.Is(err, syscall.EINVAL) {
+		return nil, ErrNoDirectIO
+	}
+	return f, err
+}

@@ -12,3 +12,5 @@ func create(path string) (*os.File, bool, error) {
 }
 
 func dropDirect(*os.File, error) bool { return false }
+
+func openDirect(string) (*os.File, error) { return nil, ErrNoDirectIO }
