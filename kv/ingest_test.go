@@ -122,3 +122,45 @@ func TestClearRange(t *testing.T) {
 		t.Fatal("ClearRange with an empty lower bound (which would reach the metadata) succeeded")
 	}
 }
+
+// Ingested files go to the bottom level even where a file of the bottom
+// level spans their key range without holding a key in it (the table's
+// other keys on both sides of a new index's): Pebble splits that file
+// rather than leave the new one higher up for compactions to rewrite.
+func TestIngestIntoSpannedGap(t *testing.T) {
+	s := openTest(t, nil)
+	txn := s.Begin()
+	for i := range 200 {
+		must(t, txn.Set(fmt.Appendf(nil, "a/%04d", i), []byte("row")))
+		must(t, txn.Set(fmt.Appendf(nil, "z/%04d", i), []byte("row")))
+	}
+	if _, err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.db.Compact(context.Background(), []byte("a"), []byte("zz"), true))
+	bottom := len(s.db.Metrics().Levels) - 1
+	if n := s.db.Metrics().Levels[bottom].TablesCount; n != 1 {
+		t.Fatalf("%d files in the bottom level before the ingestion, want the one spanning a/ to z/", n)
+	}
+	S, err := s.ReserveTS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		must(t, in.Add(fmt.Appendf(nil, "m/%04d", i), []byte("entry")))
+	}
+	must(t, in.Ingest(context.Background()))
+	m := s.db.Metrics()
+	for l := range bottom {
+		if m.Levels[l].TablesIngested != 0 {
+			t.Fatalf("ingested into level %d, not the bottom level %d", l, bottom)
+		}
+	}
+	if m.Levels[bottom].TablesIngested == 0 {
+		t.Fatal("nothing ingested into the bottom level")
+	}
+}

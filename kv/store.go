@@ -196,6 +196,16 @@ func Open(opts Options) (*Store, error) {
 		MemTableStopWritesThreshold: 4,
 		Logger:                      pebbleLogger{opts.Logger},
 	}
+	// An index build ingests its sstables into a key range that the
+	// table's own sstables span without holding any key in it (an index's
+	// keys sort between the table's other indexes and its rows). Without
+	// splitting, such a file blocks the ingestion from the bottom level,
+	// and the new index lands higher up, to be rewritten by compactions
+	// after the build: more than half as much CPU again as the build
+	// itself (docs/benchmarks.md, "Index builds and compactions"). With it,
+	// Pebble splits the spanning file into two virtual sstables, and the
+	// index goes to the bottom level as it is.
+	popts.Experimental.IngestSplit = func() bool { return true }
 	if opts.fs == nil {
 		opts.fs = vfs.Default
 	}
