@@ -34,10 +34,15 @@ type Options struct {
 	// second (walsync.go). A crash of the process loses no acknowledged
 	// commit; a crash of the machine may lose the last second's. Default
 	// false: every commit is fsynced before it returns.
-	NoSync     bool
-	GCLifetime time.Duration // default 10*time.Minute when zero
-	GCInterval time.Duration // how often background GC runs; default 1*time.Minute when zero; negative disables background GC
-	Logger     *slog.Logger  // may be nil -> slog.Default()
+	NoSync bool
+	// WALBuffering writes the WAL through the page cache where commits
+	// are durable, as relaxed durability always does; by default durable
+	// commits write it directly (walzero.go), which file systems without
+	// O_DIRECT fall back from by themselves.
+	WALBuffering bool
+	GCLifetime   time.Duration // default 10*time.Minute when zero
+	GCInterval   time.Duration // how often background GC runs; default 1*time.Minute when zero; negative disables background GC
+	Logger       *slog.Logger  // may be nil -> slog.Default()
 	// CacheSize bounds Pebble's block cache together with the memtables,
 	// which Pebble charges to the cache: what is left for blocks is
 	// CacheSize minus the memtables alive (up to two MemTableSize). Default
@@ -219,7 +224,7 @@ func Open(opts Options) (*Store, error) {
 	reserve := int64(popts.MemTableStopWritesThreshold)*opts.MemTableSize + opts.MemTableSize + opts.MemTableSize/10
 	disk := newDiskFS(opts.fs, opts.Dir, opts.Logger, reserve, 2*opts.MemTableSize)
 	popts.FS = disk
-	disk.directWAL = !opts.NoSync
+	disk.directWAL = !opts.NoSync && !opts.WALBuffering
 	var walSync *walSyncFS
 	if opts.NoSync {
 		walSync = newWALSyncFS(disk, opts.Logger, walSyncInterval)

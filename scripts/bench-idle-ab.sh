@@ -4,6 +4,8 @@
 # (kernel writeback included) during the ALTER, and peak RSS.
 #   scripts/bench-idle-ab.sh DATA_DIR ROUNDS "name|binary" ...
 # A binary may come with an environment: "name|env GOGC=100 /path/to/reorgdb".
+# AFTER=8 also gives the server's CPU over the 8 s after the ALTER: the
+# compactions the new index sets off.
 # Load DATA_DIR first, e.g. with a server on it and
 #   reorgdb bench --dsn 'root:@tcp(127.0.0.1:4710)/' --rows 2000000 --plans idle
 set -euo pipefail
@@ -22,9 +24,14 @@ for r in $(seq 1 "$rounds"); do
     c0=$(proc $pid); m0=$(machine); t0=$(date +%s.%N)
     $M -e 'ALTER TABLE sbtest1 ADD INDEX c_idx (c)'
     t1=$(date +%s.%N); c1=$(proc $pid); m1=$(machine)
+    after=""
+    if [ "${AFTER:-0}" -gt 0 ]; then
+      sleep "$AFTER"
+      after=$(printf ', then %.2f CPU-s in %d s' "$(echo "($(proc $pid) - $c1) / 100" | bc -l)" "$AFTER")
+    fi
     hwm=$(awk '/VmHWM/ {print int($2/1024)}' "/proc/$pid/status")
-    printf '%s round %d: %.2f s, server %.2f CPU-s, machine %.2f CPU-s, peak RSS %d MiB\n' "$name" "$r" \
-      "$(echo "$t1 - $t0" | bc)" "$(echo "($c1 - $c0) / 100" | bc -l)" "$(echo "($m1 - $m0) / 100" | bc -l)" "$hwm"
+    printf '%s round %d: %.2f s, server %.2f CPU-s, machine %.2f CPU-s%s, peak RSS %d MiB\n' "$name" "$r" \
+      "$(echo "$t1 - $t0" | bc)" "$(echo "($c1 - $c0) / 100" | bc -l)" "$(echo "($m1 - $m0) / 100" | bc -l)" "$after" "$hwm"
     $M -e 'ALTER TABLE sbtest1 DROP INDEX c_idx'
     kill $pid; wait $pid 2>/dev/null || true
   done

@@ -52,6 +52,9 @@ type Config struct {
 	// whatever Host is, since /debug/pprof and /metrics need no login.
 	StatusHost string
 	NoSync     bool
+	// WALBuffering writes the WAL through the page cache even where
+	// commits are durable (kv.Options.WALBuffering).
+	WALBuffering bool
 	// Users maps user names to passwords of accounts (at '%' and
 	// 'localhost') that every start makes sure exist. Without any, the
 	// first start creates root@localhost with InitialRootPassword.
@@ -131,7 +134,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, Logger: cfg.Logger,
+	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, WALBuffering: cfg.WALBuffering, Logger: cfg.Logger,
 		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval,
 		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, RowCacheSize: cfg.RowCacheSize})
 	if err != nil {

@@ -93,6 +93,7 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.MaxConnections, "max-connections", 151, "most client connections at once (max_connections); one more is kept for an account with SUPER or CONNECTION_ADMIN")
 	f.BoolVar(&cfg.Testing, "testing", false, "expose fault-injection variables (reorgdb_ddl_test_stall_phase) for crash tests; never in production")
 	f.BoolVar(&cfg.NoSync, "no-sync", false, "relaxed durability: a commit is written to the OS before it is acknowledged and the WAL is fsynced about once a second (survives a process crash; an OS crash or power loss may lose ~1s of commits)")
+	f.BoolVar(&cfg.WALBuffering, "wal-buffering", false, "write the WAL through the OS page cache even with durable commits (by default they write it with O_DIRECT, so each commit's fsync only flushes the disk's cache; like MariaDB's innodb_log_file_buffering)")
 	f.StringVar(&cfg.SSLCert, "ssl-cert", "", "PEM file of the server's TLS certificate (ssl_cert); with no --ssl-* flag, one generated into the data directory on first start")
 	f.StringVar(&cfg.SSLKey, "ssl-key", "", "PEM file of the TLS certificate's private key (ssl_key)")
 	f.StringVar(&cfg.SSLCA, "ssl-ca", "", "PEM file of the CA that client certificates are checked against (ssl_ca)")
