@@ -8,17 +8,18 @@ import (
 // A durable store appends to its WAL files with direct writes where the
 // file system has direct I/O, through memtable rotations and recycled WAL
 // files, and a reopened store replays every commit from them. A relaxed
-// store keeps the page cache.
+// store keeps the page cache, and so does a durable one asked to.
 func TestDirectWALReplays(t *testing.T) {
 	dir := t.TempDir()
-	open := func(noSync bool) *Store {
-		s, err := Open(Options{Dir: dir, NoSync: noSync, GCInterval: -1, CacheSize: 8 << 20, MemTableSize: 1 << 20})
+	open := func(noSync, buffering bool) *Store {
+		s, err := Open(Options{Dir: dir, NoSync: noSync, WALBuffering: buffering, GCInterval: -1,
+			CacheSize: 8 << 20, MemTableSize: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	s := open(false)
+	s := open(false, false)
 	val := make([]byte, 900)
 	const n = 6000 // about five memtables
 	for i := range n {
@@ -36,7 +37,12 @@ func TestDirectWALReplays(t *testing.T) {
 		t.Logf("%s has no direct I/O: the WAL went through the page cache", dir)
 	}
 
-	s = open(true)
+	s = open(false, true)
+	if s.disk.directWALs.Load() != 0 {
+		t.Fatal("a store with WALBuffering opened a WAL for direct appends")
+	}
+	must(t, s.Close())
+	s = open(true, false)
 	defer s.Close()
 	if s.disk.directWALs.Load() != 0 {
 		t.Fatal("a store with relaxed durability opened a WAL for direct appends")
