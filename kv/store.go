@@ -206,8 +206,8 @@ func Open(opts Options) (*Store, error) {
 	// keys sort between the table's other indexes and its rows). Without
 	// splitting, such a file blocks the ingestion from the bottom level,
 	// and the new index lands higher up, to be rewritten by compactions
-	// after the build: more than half as much CPU again as the build
-	// itself (docs/benchmarks.md, "Index builds and compactions"). With it,
+	// after the build, with CPU the workload would otherwise have
+	// (docs/benchmarks.md, "Index builds and compactions"). With it,
 	// Pebble splits the spanning file into two virtual sstables, and the
 	// index goes to the bottom level as it is.
 	popts.Experimental.IngestSplit = func() bool { return true }

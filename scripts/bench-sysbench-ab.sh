@@ -15,7 +15,12 @@ trap 'pkill -f "serve --data-dir /tmp/abn"' EXIT
 i=0; ports=(); names=()
 for spec in "$@"; do
   name=${spec%%|*}; cmd=${spec#*|}; port=$((4600+i)); i=$((i+1))
-  $cmd serve --data-dir /tmp/abn/$name --port $port --status-port $((10600+i)) --log-level warn 2>/tmp/abn/$name.log &
+  # "env A=1 /path/reorgdb --flag": the environment, the binary, then its
+  # serve flags, which go after "serve".
+  read -r -a words <<<"$cmd"; pre=()
+  while [[ ${words[0]} == env || ${words[0]} == *=* ]]; do pre+=("${words[0]}"); words=("${words[@]:1}"); done
+  "${pre[@]}" "${words[0]}" serve --data-dir /tmp/abn/$name --port $port --status-port $((10600+i)) --log-level warn \
+    "${words[@]:1}" 2>/tmp/abn/$name.log &
   echo $! > /tmp/abn/$name.pid
   ports+=($port); names+=($name)
 done
