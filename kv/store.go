@@ -224,7 +224,10 @@ func Open(opts Options) (*Store, error) {
 	reserve := int64(popts.MemTableStopWritesThreshold)*opts.MemTableSize + opts.MemTableSize + opts.MemTableSize/10
 	disk := newDiskFS(opts.fs, opts.Dir, opts.Logger, reserve, 2*opts.MemTableSize)
 	popts.FS = disk
-	disk.directWAL = !opts.NoSync && !opts.WALBuffering
+	// Direct appends open the WAL's path in the operating system's file
+	// system, so only a store on it gets them: one on a test's file system
+	// keeps that file system's writes.
+	disk.directWAL = !opts.NoSync && !opts.WALBuffering && opts.fs == vfs.Default
 	var walSync *walSyncFS
 	if opts.NoSync {
 		walSync = newWALSyncFS(disk, opts.Logger, walSyncInterval)
