@@ -20,7 +20,11 @@
 //   - garbage collection of versions that no reader can observe any more;
 //   - how Pebble sees the layout (comparer.go: user key and version apart,
 //     for bloom filters and NextPrefix) and sizes its memory (block cache and
-//     memtables together, which other holders of memory may be charged to).
+//     memtables together, which other holders of memory may be charged to);
+//   - the files under Pebble: a full disk noticed and survived
+//     (diskfull.go), WAL files zeroed ahead of their appends and, where
+//     commits are durable, appended with direct I/O (walzero.go), and the
+//     WAL's deferred fsyncs of relaxed durability (walsync.go).
 //
 // Everything above this package (catalog, SQL) sees only ordered byte keys and
 // values through Txn and Iterator; it never sees timestamps in keys.
