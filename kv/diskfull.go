@@ -343,14 +343,25 @@ type diskFile struct {
 }
 
 func (f *diskFile) Write(p []byte) (int, error) {
+	if f.wal {
+		return f.fs.writeWAL(f.File.Write, p)
+	}
 	n, err := f.File.Write(p)
-	if isNoSpace(err) && f.wal {
-		f.fs.check(err)
+	return n, f.fs.check(err)
+}
+
+// writeWAL appends p to a WAL file with write, which may have written
+// part of p on an error. An append that hit the full disk is retried once,
+// into the room the reserve left.
+func (d *diskFS) writeWAL(write func([]byte) (int, error), p []byte) (int, error) {
+	n, err := write(p)
+	if isNoSpace(err) {
+		d.check(err)
 		var m int
-		m, err = f.File.Write(p[n:])
+		m, err = write(p[n:])
 		n += m
 	}
-	return n, f.fs.check(err)
+	return n, d.check(err)
 }
 
 func (f *diskFile) WriteAt(p []byte, off int64) (int, error) {

@@ -88,18 +88,11 @@ func (w *walFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeDirect appends p with a direct write. Like diskFile.Write, it
-// retries once into the room the reserve left when the disk is full. A
-// file system that took the direct open but refuses the first direct
-// write gets the page cache instead.
+// writeDirect appends p with a direct write, retried like any WAL append
+// when the disk is full. A file system that took the direct open but
+// refuses the first direct write gets the page cache instead.
 func (w *walFile) writeDirect(p []byte) (int, error) {
-	n, err := w.direct.Write(p)
-	if isNoSpace(err) {
-		w.fs.check(err)
-		var m int
-		m, err = w.direct.Write(p[n:])
-		n += m
-	}
+	n, err := w.fs.writeWAL(w.direct.Write, p)
 	if errors.Is(err, syscall.EINVAL) && w.appended == 0 && n == 0 {
 		w.fs.log.Warn("kv: WAL appends go through the page cache", "err", err)
 		w.direct.Close()
@@ -111,7 +104,7 @@ func (w *walFile) writeDirect(p []byte) (int, error) {
 	if w.direct != nil {
 		w.size = max(w.size, w.direct.End())
 	}
-	return n, w.fs.check(err)
+	return n, err
 }
 
 // Preallocate reserves the space as Pebble asks, then has it zeroed.

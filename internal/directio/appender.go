@@ -45,8 +45,8 @@ func OpenAppender(path string) (*Appender, error) {
 	return &Appender{f: f, buf: alignedBuf(4 * blockSize)}, nil
 }
 
-// Write appends p. On an error nothing of p counts as written, and the
-// same p may be written again.
+// Write appends p, in writes of up to appendChunk. On an error the bytes
+// it reports written stay written, and the rest of p may be written again.
 func (a *Appender) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
