@@ -66,6 +66,9 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 		NewEncoder: func() (ingest.Encoder, error) { return m.indexer.NewEncoder(j.DBName, t.Clone(), ids) },
 		Config:     m.ingestConfig,
 	}
+	for _, ix := range j.Indexes {
+		spec.Filters = spec.Filters || ix.Unique || ix.Primary
+	}
 	defer m.borrowCache(min(ingest.Budget(m.ingestConfig()), m.store.CacheSize()/2))()
 	if err := ingest.Build(ctx, spec, ingestHost{m, j}); err != nil {
 		return err
@@ -78,7 +81,7 @@ func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
 func (m *Manager) ingestConfig() ingest.Config {
 	s := m.settings()
 	return ingest.Config{Workers: s.Workers, Threads: s.Threads, BatchSize: s.BatchSize, BatchDelay: s.BatchDelay,
-		BufferBytes: s.BufferBytes, DiskQuota: s.DiskQuota}
+		BufferBytes: s.BufferBytes, DiskQuota: s.DiskQuota, Compress: s.CompressIngest}
 }
 
 // ingestHost is a job as its ingest run sees it.

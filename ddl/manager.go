@@ -107,16 +107,19 @@ type EntryEncoder = ingest.Encoder
 
 // Settings are the knobs a running job reads before every batch.
 type Settings struct {
-	Workers      int           // backfill workers (tidb_ddl_reorg_worker_cnt)
-	Threads      int           // ingest sort and merge goroutines (innodb_ddl_threads; 0: Workers)
-	CPUShare     int           // percent of the CPUs a backfill uses while users are active (100: no limit)
-	StallPhase   string        // for crash tests: an ingest build stops at this phase
-	BatchSize    int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
-	BatchDelay   time.Duration // pause after each batch (a write-speed limit)
-	FastReorg    bool          // ingest backfill (tidb_ddl_enable_fast_reorg)
-	BufferBytes  int64         // ingest sort buffer shared by a job's workers (innodb_ddl_buffer_size)
-	DiskQuota    int64         // most temp-dir bytes one ingest job may use (tidb_ddl_disk_quota)
-	MDLWarnAfter time.Duration // report a transaction that holds a step up for longer
+	Workers     int           // backfill workers (tidb_ddl_reorg_worker_cnt)
+	Threads     int           // ingest sort and merge goroutines (innodb_ddl_threads; 0: Workers)
+	CPUShare    int           // percent of the CPUs a backfill uses while users are active (100: no limit)
+	StallPhase  string        // for crash tests: an ingest build stops at this phase
+	BatchSize   int           // rows per backfill transaction (tidb_ddl_reorg_batch_size)
+	BatchDelay  time.Duration // pause after each batch (a write-speed limit)
+	FastReorg   bool          // ingest backfill (tidb_ddl_enable_fast_reorg)
+	BufferBytes int64         // ingest sort buffer shared by a job's workers (innodb_ddl_buffer_size)
+	DiskQuota   int64         // most temp-dir bytes one ingest job may use (tidb_ddl_disk_quota)
+	// CompressIngest compresses the sstables an ingest build writes
+	// (reorgdb_ddl_ingest_compression).
+	CompressIngest bool
+	MDLWarnAfter   time.Duration // report a transaction that holds a step up for longer
 }
 
 // Manager runs schema-change jobs.

@@ -54,7 +54,7 @@ type Ingester struct {
 	s       *Store
 	ts      uint64
 	dir     string
-	maxSize uint64
+	opts    IngestOptions
 	w       *sstable.Writer
 	paths   []string
 	last    []byte
@@ -64,16 +64,29 @@ type Ingester struct {
 	Bytes   int64 // user bytes added
 }
 
-// NewIngester returns an ingester writing files of at most maxSize bytes
-// (0: 128 MiB) into dir.
-func (s *Store) NewIngester(ts uint64, dir string, maxSize uint64) (*Ingester, error) {
-	if maxSize == 0 {
-		maxSize = 128 << 20
+// IngestOptions say how an Ingester writes its sstables.
+type IngestOptions struct {
+	MaxSize uint64 // bytes per file (0: 128 MiB)
+	// Filters gives the files bloom filters on whole keys, which only point
+	// reads of one key use (a unique index's entries, rows). Keys that are
+	// only ever scanned by prefix, such as a non-unique index's, gain
+	// nothing from them.
+	Filters bool
+	// Compress compresses the blocks. Uncompressed files take about twice
+	// the disk space, but compression is a large part of writing them.
+	// Compactions that later rewrite the files compress them as usual.
+	Compress bool
+}
+
+// NewIngester returns an ingester writing files into dir.
+func (s *Store) NewIngester(ts uint64, dir string, opts IngestOptions) (*Ingester, error) {
+	if opts.MaxSize == 0 {
+		opts.MaxSize = 128 << 20
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &Ingester{s: s, ts: ts, dir: dir, maxSize: maxSize}, nil
+	return &Ingester{s: s, ts: ts, dir: dir, opts: opts}, nil
 }
 
 // Add appends the version of key at the ingester's timestamp.
@@ -82,7 +95,7 @@ func (in *Ingester) Add(key, value []byte) error {
 		return fmt.Errorf("kv: ingest keys out of order: %x after %x", key, in.last)
 	}
 	in.last = append(in.last[:0], key...)
-	if in.w != nil && in.w.Raw().EstimatedSize() >= in.maxSize {
+	if in.w != nil && in.w.Raw().EstimatedSize() >= in.opts.MaxSize {
 		if err := in.closeFile(); err != nil {
 			return err
 		}
@@ -94,22 +107,31 @@ func (in *Ingester) Add(key, value []byte) error {
 			return err
 		}
 		in.paths = append(in.paths, path)
-		// The fastest block compression: an index build is CPU-bound, and
-		// its keys (sorted, prefix-compressed already) gain little more.
-		// The store's own comparer, key schema and filters, so that the
-		// files read like the ones Pebble writes itself.
-		wo := in.s.popts.MakeWriterOptions(0, in.s.db.TableFormat())
-		wo.Compression = sstable.FastestCompression
-		// Bigger blocks than the 4 KiB default: fewer blocks to finish,
-		// compress and index per byte, for files written in one pass.
-		wo.BlockSize, wo.IndexBlockSize = 32<<10, 256<<10
-		in.w = sstable.NewWriter(directWritable{f}, wo)
+		in.w = sstable.NewWriter(directWritable{f}, in.writerOptions())
 	}
 	in.keyBuf = appendVersionKey(in.keyBuf[:0], key, in.ts)
 	in.valBuf = append(append(in.valBuf[:0], flagPut), value...)
 	in.n++
 	in.Bytes += int64(len(key) + len(value))
 	return in.w.Set(in.keyBuf, in.valBuf)
+}
+
+// writerOptions are the store's own comparer, key schema and filter
+// policy, so that the files read like the ones Pebble writes itself.
+func (in *Ingester) writerOptions() sstable.WriterOptions {
+	wo := in.s.popts.MakeWriterOptions(0, in.s.db.TableFormat())
+	// The fastest block compression, if any: an index build is CPU-bound.
+	wo.Compression = sstable.NoCompression
+	if in.opts.Compress {
+		wo.Compression = sstable.FastestCompression
+	}
+	if !in.opts.Filters {
+		wo.FilterPolicy = nil
+	}
+	// Bigger blocks than the 4 KiB default: fewer blocks to finish,
+	// compress and index per byte, for files written in one pass.
+	wo.BlockSize, wo.IndexBlockSize = 32<<10, 256<<10
+	return wo
 }
 
 // directWritable writes an sstable around the page cache: it is written

@@ -6,12 +6,22 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // TestIngestBackdatedVersions: versions ingested at a reserved timestamp S
 // are visible at and after S, and any transaction that committed a key
 // after S (a put or a delete) keeps its newer version visible.
 func TestIngestBackdatedVersions(t *testing.T) {
+	for _, opts := range []IngestOptions{{MaxSize: 1 << 10}, {MaxSize: 1 << 10, Filters: true, Compress: true}} {
+		t.Run(fmt.Sprintf("filters=%v,compress=%v", opts.Filters, opts.Compress), func(t *testing.T) {
+			testIngestBackdatedVersions(t, opts)
+		})
+	}
+}
+
+func testIngestBackdatedVersions(t *testing.T, opts IngestOptions) {
 	s := openTest(t, nil)
 	commit := func(fn func(*Txn)) {
 		t.Helper()
@@ -38,7 +48,7 @@ func TestIngestBackdatedVersions(t *testing.T) {
 		txn.Set([]byte("c"), []byte("txn-c"))
 		txn.Delete([]byte("d"))
 	})
-	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), 1<<10)
+	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +156,7 @@ func TestIngestIntoSpannedGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), 1<<10)
+	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), IngestOptions{MaxSize: 1 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,5 +172,39 @@ func TestIngestIntoSpannedGap(t *testing.T) {
 	}
 	if m.Levels[bottom].TablesIngested == 0 {
 		t.Fatal("nothing ingested into the bottom level")
+	}
+}
+
+// TestIngestFileOptions: the ingested files carry bloom filters and
+// compressed blocks only when asked to.
+func TestIngestFileOptions(t *testing.T) {
+	for _, opts := range []IngestOptions{{}, {Filters: true}, {Compress: true}} {
+		s := openTest(t, nil)
+		S, err := s.ReserveTS()
+		must(t, err)
+		in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), opts)
+		must(t, err)
+		for i := range 2000 {
+			must(t, in.Add(fmt.Appendf(nil, "k/%06d", i), bytes.Repeat([]byte("v"), 100)))
+		}
+		must(t, in.Ingest(context.Background()))
+		levels, err := s.db.SSTables(pebble.WithProperties())
+		must(t, err)
+		var files int
+		for _, level := range levels {
+			for _, f := range level {
+				files++
+				p := f.Properties
+				if hasFilter := p.FilterPolicyName != ""; hasFilter != opts.Filters {
+					t.Errorf("%+v: file has filter policy %q", opts, p.FilterPolicyName)
+				}
+				if compressed := p.CompressionName != "NoCompression"; compressed != opts.Compress {
+					t.Errorf("%+v: file has compression %q", opts, p.CompressionName)
+				}
+			}
+		}
+		if files == 0 {
+			t.Fatalf("%+v: no file ingested", opts)
+		}
 	}
 }

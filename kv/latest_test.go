@@ -43,7 +43,7 @@ func TestGetLatestAfterLaterCommits(t *testing.T) {
 				}
 			}
 			// Versions ingested below the reads' timestamps, after them.
-			in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), 1<<10)
+			in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), IngestOptions{MaxSize: 1 << 10, Filters: true})
 			must(t, err)
 			must(t, in.Add([]byte("z"), []byte("ingested")))
 			must(t, in.Ingest(context.Background()))

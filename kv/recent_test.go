@@ -61,7 +61,7 @@ func TestConflictWithoutTable(t *testing.T) {
 	old := s.Begin()
 	S, err := s.ReserveTS()
 	must(t, err)
-	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), 0)
+	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "ingest"), IngestOptions{Filters: true, Compress: true})
 	must(t, err)
 	must(t, in.Add([]byte("ingested"), []byte("x")))
 	must(t, in.Ingest(context.Background()))

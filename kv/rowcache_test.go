@@ -111,7 +111,7 @@ func TestRowCacheIngestAndClearRange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "in"), 0)
+	in, err := s.NewIngester(S, filepath.Join(t.TempDir(), "in"), IngestOptions{Filters: true, Compress: true})
 	must(t, err)
 	must(t, in.Add([]byte("i1"), []byte("ingested")))
 	must(t, in.Ingest(context.Background()))

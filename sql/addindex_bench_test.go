@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/reorgdb/reorgdb/codec"
+	"github.com/reorgdb/reorgdb/kv"
 	"github.com/reorgdb/reorgdb/server/servertest"
 )
 
@@ -101,7 +102,7 @@ func floorBuild(b *testing.B, s *servertest.Server, tid, cid int64) {
 	}
 	it.Close()
 	slices.SortFunc(keys, bytes.Compare)
-	in, err := store.NewIngester(txn.StartTS(), b.TempDir(), 1<<40)
+	in, err := store.NewIngester(txn.StartTS(), b.TempDir(), kv.IngestOptions{MaxSize: 1 << 40})
 	if err != nil {
 		b.Fatal(err)
 	}

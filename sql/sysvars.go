@@ -59,6 +59,11 @@ func registerSystemVariables() {
 				Type: types.NewSystemIntType("reorgdb_ddl_cpu_share", 1, 100, false), Default: int64(defaultCPUShare)},
 			&gms.MysqlSystemVariable{Name: "tidb_ddl_disk_quota", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("tidb_ddl_disk_quota", 1<<16, 1<<50, false), Default: int64(100 << 30)},
+			// Off by default: compressing the new index's sstables is a
+			// large part of an ingest build's CPU, and compactions that
+			// later rewrite them compress them anyway.
+			&gms.MysqlSystemVariable{Name: "reorgdb_ddl_ingest_compression", Scope: global, Dynamic: true,
+				Type: types.NewSystemBoolType("reorgdb_ddl_ingest_compression"), Default: int8(0)},
 			&gms.MysqlSystemVariable{Name: "reorgdb_mdl_report_after_seconds", Scope: global, Dynamic: true,
 				Type: types.NewSystemIntType("reorgdb_mdl_report_after_seconds", 1, 86400, false), Default: int64(10)},
 		})
@@ -131,16 +136,17 @@ func GlobalInt(name string, def int64) int64 {
 
 func ddlSettings() ddl.Settings {
 	return ddl.Settings{
-		Workers:      int(reorgWorkers.Load()),
-		BatchSize:    int(GlobalInt("tidb_ddl_reorg_batch_size", 256)),
-		BatchDelay:   time.Duration(GlobalInt("reorgdb_ddl_reorg_batch_delay_ms", 0)) * time.Millisecond,
-		MDLWarnAfter: time.Duration(GlobalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
-		FastReorg:    GlobalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
-		BufferBytes:  GlobalInt("innodb_ddl_buffer_size", 256<<20),
-		Threads:      int(GlobalInt("innodb_ddl_threads", 0)),
-		CPUShare:     int(GlobalInt("reorgdb_ddl_cpu_share", defaultCPUShare)),
-		StallPhase:   globalString("reorgdb_ddl_test_stall_phase"),
-		DiskQuota:    GlobalInt("tidb_ddl_disk_quota", 100<<30),
+		Workers:        int(reorgWorkers.Load()),
+		BatchSize:      int(GlobalInt("tidb_ddl_reorg_batch_size", 256)),
+		BatchDelay:     time.Duration(GlobalInt("reorgdb_ddl_reorg_batch_delay_ms", 0)) * time.Millisecond,
+		MDLWarnAfter:   time.Duration(GlobalInt("reorgdb_mdl_report_after_seconds", 10)) * time.Second,
+		FastReorg:      GlobalInt("tidb_ddl_enable_fast_reorg", 1) != 0,
+		BufferBytes:    GlobalInt("innodb_ddl_buffer_size", 256<<20),
+		Threads:        int(GlobalInt("innodb_ddl_threads", 0)),
+		CPUShare:       int(GlobalInt("reorgdb_ddl_cpu_share", defaultCPUShare)),
+		StallPhase:     globalString("reorgdb_ddl_test_stall_phase"),
+		DiskQuota:      GlobalInt("tidb_ddl_disk_quota", 100<<30),
+		CompressIngest: GlobalInt("reorgdb_ddl_ingest_compression", 0) != 0,
 	}
 }
 

@@ -67,6 +67,7 @@ type Config struct {
 	BatchDelay  time.Duration // pause after each batch
 	BufferBytes int64         // sort buffers of all workers (0: 256 MiB)
 	DiskQuota   int64         // most bytes of runs and sstables (0: 100 GiB)
+	Compress    bool          // compress the sstables' blocks
 }
 
 // Stats are counters a run adds to as it goes.
@@ -95,12 +96,15 @@ type Host interface {
 
 // Spec is what a run builds.
 type Spec struct {
-	Store      *kv.Store
-	Snapshot   uint64  // S: the scan's snapshot and the entries' timestamp
-	Dir        string  // the run's runs and sstables; removed at the end
-	TableID    int64   // the table scanned
-	IndexIDs   []int64 // the indexes built, in the encoder's order
-	Tasks      []Task  // from their checkpoints
+	Store    *kv.Store
+	Snapshot uint64  // S: the scan's snapshot and the entries' timestamp
+	Dir      string  // the run's runs and sstables; removed at the end
+	TableID  int64   // the table scanned
+	IndexIDs []int64 // the indexes built, in the encoder's order
+	// Filters gives the sstables bloom filters: some index built is read
+	// by whole key (a unique one), not only scanned by prefix.
+	Filters    bool
+	Tasks      []Task // from their checkpoints
 	NewEncoder func() (Encoder, error)
 	Config     func() Config
 }
@@ -316,7 +320,7 @@ func (r *run) ingest(mem []extsort.Source) error {
 func (r *run) ingesters(parts int) ([]*kv.Ingester, error) {
 	ins := make([]*kv.Ingester, 0, parts)
 	for range parts {
-		in, err := r.Store.NewIngester(r.Snapshot, r.Dir, 0)
+		in, err := r.Store.NewIngester(r.Snapshot, r.Dir, kv.IngestOptions{Filters: r.Filters, Compress: r.Config().Compress})
 		if err != nil {
 			for _, in := range ins {
 				in.Abort()
