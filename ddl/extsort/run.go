@@ -1,12 +1,10 @@
 package extsort
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -36,17 +34,19 @@ type Run struct {
 	marks []runMark // a record's offset and key, every runMarkEvery bytes
 	last  []byte    // the run's last key
 	Bytes int64
-	// readBuf is the read buffer of each reader: a merge opens every run
-	// once per key range, so it shrinks as runs add up (see SetReadBufs).
+	// readBuf is each of a reader's two read buffers: a merge opens every
+	// run once per key range, so it shrinks as runs add up (see
+	// SetReadBufs).
 	readBuf int
 }
 
-// runReadMemory bounds the read buffers of one merge of runs.
-const runReadMemory = 32 << 20
+// runReadMemory bounds the read buffers of one merge of runs (each reader
+// has two: one it reads from, one being read ahead).
+const runReadMemory = 64 << 20
 
 // SetReadBufs sizes the read buffers of runs merged in parts key ranges.
 func SetReadBufs(runs []*Run, parts int) {
-	size := runReadMemory / max(1, len(runs)*parts)
+	size := runReadMemory / max(1, 2*len(runs)*parts)
 	size = min(max(size, 16<<10), 1<<20)
 	for _, r := range runs {
 		r.readBuf = size
@@ -127,25 +127,22 @@ func (rf *Run) open(lo, hi []byte) (cursor, error) {
 			off = rf.marks[i-1].off
 		}
 	}
-	f, err := os.Open(rf.path)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
-	}
 	size := rf.readBuf
 	if size == 0 {
 		size = 1 << 20
 	}
-	return &runReader{f: f, r: bufio.NewReaderSize(f, size), lo: lo, hi: hi}, nil
+	// Runs are written around the page cache, and so read: through it,
+	// each byte would cost a copy into the cache and one out of it.
+	f, err := directio.Open(rf.path, off, size)
+	if err != nil {
+		return nil, err
+	}
+	return &runReader{r: f, lo: lo, hi: hi}, nil
 }
 
 // runReader reads a range of a run file.
 type runReader struct {
-	f      *os.File
-	r      *bufio.Reader
+	r      *directio.Reader
 	lo, hi []byte
 	k, v   []byte
 }
@@ -191,7 +188,7 @@ func (r *runReader) read() ([]byte, []byte, bool, error) {
 	return r.k, r.v, true, nil
 }
 
-func (r *runReader) close() error { return r.f.Close() }
+func (r *runReader) close() error { return r.r.Close() }
 
 // Source is sorted data that can be read by key range: an in-memory
 // buffer or a run file.

@@ -1,7 +1,7 @@
-// Package directio writes files around the page cache: files written once,
-// in one pass, and read back at most once (an index build's spilled runs
-// and sstables; Writer), and logs synced after nearly every append (the
-// WAL; Appender).
+// Package directio writes and reads files around the page cache: files
+// written once, in one pass, and read back at most once (an index build's
+// spilled runs and sstables; Writer, and Reader for the runs), and logs
+// synced after nearly every append (the WAL; Appender).
 // Through the page cache such bytes cost the CPU twice, once copying them
 // into cache pages and once when the kernel writes those pages back;
 // direct I/O skips both copies. The CPU a build saves is CPU that users'
@@ -10,7 +10,7 @@
 // Writer's writes go through an aligned buffer in whole blocks; the last, partial
 // block is written padded and the file is cut to its length. Where the OS
 // or file system refuses direct I/O (tmpfs, or no O_DIRECT at all), the
-// same code writes through the page cache.
+// same code writes (and Reader reads) through the page cache.
 package directio
 
 import (

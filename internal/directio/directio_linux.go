@@ -42,3 +42,28 @@ func openDirect(path string) (*os.File, error) {
 	}
 	return f, err
 }
+
+// openRead opens path for reading, around the page cache if the file
+// system takes it.
+func openRead(path string) (*os.File, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECT, 0)
+	if err == nil {
+		return f, true, nil
+	}
+	if !errors.Is(err, syscall.EINVAL) {
+		return nil, false, err
+	}
+	f, err = os.Open(path)
+	return f, false, err
+}
+
+// pread is one pread(2): direct reads must not be split or continued at
+// an unaligned offset, as os.File.ReadAt would after a short read.
+func pread(f *os.File, b []byte, off int64) (int, error) {
+	for {
+		n, err := unix.Pread(int(f.Fd()), b, off)
+		if err != unix.EINTR {
+			return max(n, 0), err
+		}
+	}
+}

@@ -14,3 +14,10 @@ func create(path string) (*os.File, bool, error) {
 func dropDirect(*os.File, error) bool { return false }
 
 func openDirect(string) (*os.File, error) { return nil, ErrNoDirectIO }
+
+func openRead(path string) (*os.File, bool, error) {
+	f, err := os.Open(path)
+	return f, false, err
+}
+
+func pread(f *os.File, b []byte, off int64) (int, error) { return f.ReadAt(b, off) }

@@ -2,6 +2,7 @@ package directio
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -80,6 +81,89 @@ func TestAlignedBuf(t *testing.T) {
 	for _, n := range []int{blockSize, bufferSize} {
 		if b := alignedBuf(n); uintptrOf(b)%blockSize != 0 || len(b) != n {
 			t.Fatalf("alignedBuf(%d): address %% %d = %d, len %d", n, blockSize, uintptrOf(b)%blockSize, len(b))
+		}
+	}
+}
+
+// A Reader gives a file's bytes from any offset to its end, in reads and
+// single bytes of random sizes, with buffers smaller and larger than the
+// file; on a file system with direct I/O and on one without (tmpfs, where
+// the test machine has one), and when closed before the end.
+func TestReaderContents(t *testing.T) {
+	dirs := []string{t.TempDir()}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "directio")
+		if err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			dirs = append(dirs, d)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, dir := range dirs {
+		for _, size := range []int{0, 1, blockSize - 1, blockSize, 3*bufferSize + 12345, rng.IntN(4 * bufferSize)} {
+			want := make([]byte, size)
+			for j := range want {
+				want[j] = byte(rng.Uint32())
+			}
+			path := filepath.Join(dir, "f")
+			w, err := Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(want); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				off := 0
+				if size > 0 {
+					off = rng.IntN(size + 1)
+				}
+				bufSize := []int{1, blockSize, 5000, bufferSize}[rng.IntN(4)]
+				r, err := Open(path, int64(off), bufSize)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []byte
+				for {
+					if rng.IntN(2) == 0 {
+						b, err := r.ReadByte()
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, b)
+						continue
+					}
+					p := make([]byte, 1+rng.IntN(3*blockSize))
+					n, err := r.Read(p)
+					got = append(got, p[:n]...)
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !bytes.Equal(got, want[off:]) {
+					t.Fatalf("%s: %d-byte file from %d with %d-byte buffers: read %d bytes, not the %d written", dir, size, off, bufSize, len(got), size-off)
+				}
+				if err := r.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Closed before the end, with the read-ahead goroutine blocked.
+			r, err := Open(path, 0, blockSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
