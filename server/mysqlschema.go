@@ -9,6 +9,8 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	rsql "github.com/reorgdb/reorgdb/sql"
 )
 
 // mysqlSchema answers what a dump of all databases (mariadb-dump or
@@ -26,6 +28,11 @@ import (
 // these tables) but from the statements of a dump with --system=users
 // (dumpusers.go).
 func (h *handler) mysqlSchema(c *mysql.Conn, query string) (*sqltypes.Result, bool, error) {
+	// Most statements name no mysql table: answered before the regexp,
+	// which every text statement would otherwise pay for.
+	if !rsql.ContainsFold(query, "MYSQL") && !strings.EqualFold(h.currentDB(c), "mysql") {
+		return nil, false, nil
+	}
 	m := reMysqlSchemaStmt.FindStringSubmatch(query)
 	if m == nil {
 		return nil, false, nil

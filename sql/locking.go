@@ -63,7 +63,7 @@ func classify(q string) stmtKind {
 	case strings.EqualFold(w, "INSERT"), strings.EqualFold(w, "REPLACE"):
 		return stmtInsert
 	case strings.EqualFold(w, "SELECT"), strings.EqualFold(w, "WITH"), strings.EqualFold(w, "TABLE"):
-		if containsFold(q, "FOR UPDATE") || containsFold(q, "FOR SHARE") || containsFold(q, "LOCK IN SHARE MODE") {
+		if ContainsFold(q, "FOR UPDATE") || ContainsFold(q, "FOR SHARE") || ContainsFold(q, "LOCK IN SHARE MODE") {
 			return stmtLock
 		}
 	}
@@ -72,12 +72,12 @@ func classify(q string) stmtKind {
 
 // sharesRows reports whether a locking SELECT locks in share mode.
 func sharesRows(q string) bool {
-	return (containsFold(q, "FOR SHARE") || containsFold(q, "LOCK IN SHARE MODE")) && !containsFold(q, "FOR UPDATE")
+	return (ContainsFold(q, "FOR SHARE") || ContainsFold(q, "LOCK IN SHARE MODE")) && !ContainsFold(q, "FOR UPDATE")
 }
 
-// containsFold reports whether s contains the upper-case ASCII word w in
+// ContainsFold reports whether s contains the upper-case ASCII word w in
 // any case, without copying s (every SELECT is classified).
-func containsFold(s, w string) bool {
+func ContainsFold(s, w string) bool {
 	first := w[0] | 0x20
 	for i := 0; i+len(w) <= len(s); i++ {
 		if s[i]|0x20 == first && strings.EqualFold(s[i:i+len(w)], w) {
@@ -142,7 +142,7 @@ func (t *Transaction) beginStmt(ctx *gms.Context) {
 	}
 	t.stmt.lockRows = kind == stmtLock
 	t.stmt.share = kind == stmtLock && sharesRows(q)
-	t.stmt.skip = kind == stmtLock && containsFold(q, "SKIP LOCKED")
+	t.stmt.skip = kind == stmtLock && ContainsFold(q, "SKIP LOCKED")
 	t.stmt.nowait = kind == stmtLock && strings.Contains(q, nowaitMark)
 	if kind == stmtLock {
 		t.stmt.lockOf, _ = lockedTables(q)

@@ -175,7 +175,7 @@ const ruleTableComment analyzer.RuleId = 10040
 // option the step that sets it, which go-mysql-server's plan lacks.
 func tableCommentRule(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
 	q := ctx.Query()
-	if firstKeyword(q) != "alter" || !containsFold(q, "COMMENT") {
+	if firstKeyword(q) != "alter" || !ContainsFold(q, "COMMENT") {
 		return n, transform.SameTree, nil
 	}
 	ansi := gms.LoadSqlMode(ctx).AnsiQuotes()
