@@ -389,3 +389,29 @@ func TestWorkerCountAliases(t *testing.T) {
 		t.Fatal("batch size 20000 accepted")
 	}
 }
+
+// reorgdb_ddl_ingest_compression is off by default, reaches the build's
+// settings when set, and index builds with either value check out.
+func TestIngestCompressionSetting(t *testing.T) {
+	s := servertest.Start(t)
+	db := s.DB("app")
+	defer db.Exec("SET GLOBAL reorgdb_ddl_ingest_compression = DEFAULT")
+	mustExec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(20))")
+	mustExec(t, db, "INSERT INTO t VALUES (1, 1, 'x'), (2, 2, 'y'), (3, 2, 'z')")
+	setMode(t, db, "ingest")
+	if s.Engine().DDLSettings().CompressIngest {
+		t.Fatal("ingest compression on by default")
+	}
+	mustExec(t, db, "CREATE INDEX ia ON t (a)")
+	mustExec(t, db, "SET GLOBAL reorgdb_ddl_ingest_compression = ON")
+	if !s.Engine().DDLSettings().CompressIngest {
+		t.Fatal("ingest compression still off after SET GLOBAL ... = ON")
+	}
+	mustExec(t, db, "CREATE UNIQUE INDEX ub ON t (b)")
+	expectIndexes(t, db, "t", "PRIMARY", "ia", "ub")
+	mustExec(t, db, "ADMIN CHECK TABLE t")
+	expectRows(t, db, "SELECT id FROM t WHERE b = 'y'", "2")
+	if _, err := db.Exec("SET GLOBAL reorgdb_ddl_ingest_compression = 'sometimes'"); err == nil {
+		t.Fatal("a non-boolean value accepted")
+	}
+}
