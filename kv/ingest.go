@@ -51,17 +51,17 @@ func (s *Store) BeginAt(ts uint64) (*Txn, error) {
 // holding the GC safe point at or below ts until the ingestion is done, and
 // for ts coming from ReserveTS.
 type Ingester struct {
-	s       *Store
-	ts      uint64
-	dir     string
-	opts    IngestOptions
-	w       *sstable.Writer
-	paths   []string
-	last    []byte
-	keyBuf  []byte
-	valBuf  []byte
-	n       int
-	Bytes   int64 // user bytes added
+	s      *Store
+	ts     uint64
+	dir    string
+	opts   IngestOptions
+	w      *sstable.Writer
+	paths  []string
+	last   []byte
+	keyBuf []byte
+	valBuf []byte
+	n      int
+	Bytes  int64 // user bytes added
 }
 
 // IngestOptions say how an Ingester writes its sstables.
