@@ -21,8 +21,8 @@ func create(path string) (*os.File, bool, error) {
 	return f, false, err
 }
 
-// dropDirect turns direct I/O off on f after a write failed with err,
-// if err says the file system does not take direct writes.
+// dropDirect turns direct I/O off on f after a write or read failed with
+// err, if err says the file system does not take direct I/O.
 func dropDirect(f *os.File, err error) bool {
 	if !errors.Is(err, syscall.EINVAL) {
 		return false

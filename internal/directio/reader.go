@@ -64,6 +64,11 @@ func (r *Reader) readAhead(off int64, direct bool) {
 			return
 		}
 		n, err := readFull(r.f, buf, pos, direct)
+		if err != nil && direct && pos <= off && dropDirect(r.f, err) {
+			// The file system took the direct open but not the read.
+			direct, pos, skip = false, off, 0
+			n, err = readFull(r.f, buf, pos, direct)
+		}
 		pos += int64(n)
 		c := chunk{buf: buf, data: buf[min(skip, n):n], err: err}
 		skip = max(0, skip-n)
