@@ -72,8 +72,8 @@ type IngestOptions struct {
 	// only ever scanned by prefix, such as a non-unique index's, gain
 	// nothing from them.
 	Filters bool
-	// Compress compresses the blocks. Uncompressed files take about twice
-	// the disk space, but compression is a large part of writing them.
+	// Compress compresses the blocks. Uncompressed files take more disk
+	// space, but compression is a large part of the CPU of writing them.
 	// Compactions that later rewrite the files compress them as usual.
 	Compress bool
 }

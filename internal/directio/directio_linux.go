@@ -9,15 +9,26 @@ import (
 )
 
 func create(path string) (*os.File, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_DIRECT, 0o644)
+	return openMaybeDirect(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// openRead opens path for reading, around the page cache if the file
+// system takes it.
+func openRead(path string) (*os.File, bool, error) {
+	return openMaybeDirect(path, os.O_RDONLY, 0)
+}
+
+// openMaybeDirect opens path with flag and O_DIRECT, or without O_DIRECT
+// where the file system does not do direct I/O; it says which.
+func openMaybeDirect(path string, flag int, perm os.FileMode) (*os.File, bool, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_DIRECT, perm)
 	if err == nil {
 		return f, true, nil
 	}
 	if !errors.Is(err, syscall.EINVAL) {
 		return nil, false, err
 	}
-	// The file system does not do direct I/O.
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err = os.OpenFile(path, flag, perm)
 	return f, false, err
 }
 
@@ -41,20 +52,6 @@ func openDirect(path string) (*os.File, error) {
 		return nil, ErrNoDirectIO
 	}
 	return f, err
-}
-
-// openRead opens path for reading, around the page cache if the file
-// system takes it.
-func openRead(path string) (*os.File, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECT, 0)
-	if err == nil {
-		return f, true, nil
-	}
-	if !errors.Is(err, syscall.EINVAL) {
-		return nil, false, err
-	}
-	f, err = os.Open(path)
-	return f, false, err
 }
 
 // pread is one pread(2): direct reads must not be split or continued at

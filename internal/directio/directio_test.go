@@ -21,10 +21,7 @@ func TestWriterContents(t *testing.T) {
 		sizes = append(sizes, rng.IntN(4*bufferSize))
 	}
 	for i, size := range sizes {
-		want := make([]byte, size)
-		for j := range want {
-			want[j] = byte(rng.Uint32())
-		}
+		want := randBytes(rng, size)
 		path := filepath.Join(dir, "f")
 		w, err := Create(path)
 		if err != nil {
@@ -101,19 +98,16 @@ func TestReaderContents(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, dir := range dirs {
 		for _, size := range []int{0, 1, blockSize - 1, blockSize, 3*bufferSize + 12345, rng.IntN(4 * bufferSize)} {
-			want := make([]byte, size)
-			for j := range want {
-				want[j] = byte(rng.Uint32())
-			}
+			want := randBytes(rng, size)
 			path := filepath.Join(dir, "f")
 			w, err := Create(path)
+			if err == nil {
+				_, err = w.Write(want)
+			}
+			if err == nil {
+				err = w.Close()
+			}
 			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.Write(want); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
 			for range 4 {
@@ -166,4 +160,12 @@ func TestReaderContents(t *testing.T) {
 			}
 		}
 	}
+}
+
+func randBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
 }
