@@ -2,7 +2,6 @@ package ddl
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/reorgdb/reorgdb/catalog"
 	"github.com/reorgdb/reorgdb/codec"
@@ -56,8 +55,6 @@ func (m *Manager) mergeChangeLogs(ctx context.Context, id int64) error {
 		if err := m.stall(ctx, id, "merge"); err != nil {
 			return err
 		}
-		release := m.store.HoldSafePoint(j.IngestTS, fmt.Sprintf("ddl job %d merge", id))
-		defer release()
 		for _, spec := range j.Indexes {
 			if spec.ChangeLogID == 0 {
 				continue

@@ -48,13 +48,8 @@ import (
 // job fails with 1062.
 
 // ingestBackfill fills the job's indexes by sorted ingestion (package
-// ingest); see above.
+// ingest), with GC held at the job's snapshot; see above.
 func (m *Manager) ingestBackfill(ctx context.Context, id int64) error {
-	release, err := m.holdIngestSnapshot(id)
-	if err != nil {
-		return err
-	}
-	defer release()
 	j, t, ids, err := m.prepareTasks(id)
 	if err != nil {
 		return err
@@ -127,37 +122,78 @@ func (h ingestHost) Checkpoint(tasks []ingest.Task, rows int64) error {
 }
 
 // holdIngestSnapshot gives the job its snapshot timestamp S (step 1),
-// reserved on its first run and persisted, and holds GC at S until
-// release is called.
-func (m *Manager) holdIngestSnapshot(id int64) (release func(), err error) {
+// reserved on its first run and persisted, and holds GC at S until the job
+// finishes: through pauses, and from the restart of a server that stopped
+// it (Start). A job that finds the history at S gone starts over.
+func (m *Manager) holdIngestSnapshot(id int64) error {
 	for {
 		j, _ := m.snapshot(id)
 		if j.IngestTS == 0 {
-			ts, err := m.store.ReserveTS()
+			ts, release, err := m.store.ReserveHeldTS(fmt.Sprintf("ddl job %d", id))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			m.update(id, func(j *Job) { j.IngestTS = ts })
 			if err := m.persist(id); err != nil {
-				return nil, err
+				release()
+				return err
 			}
-			continue
+			m.keepSnapshot(id, ts, release)
+			return nil
 		}
-		release := m.store.HoldSafePoint(j.IngestTS, fmt.Sprintf("ddl job %d", id))
+		m.holdSnapshot(id, j.IngestTS)
 		probe, err := m.store.BeginAt(j.IngestTS)
 		if err == nil {
 			probe.Rollback()
-			return release, nil
+			return nil
 		}
-		release()
 		if err := m.restartIngest(j, err); err != nil {
-			return nil, err
+			return err
 		}
 	}
 }
 
+// holdSnapshot holds GC at ts for job id, unless it already does.
+func (m *Manager) holdSnapshot(id int64, ts uint64) {
+	m.mu.Lock()
+	h, ok := m.snapHolds[id]
+	m.mu.Unlock()
+	if ok && h.ts == ts {
+		return
+	}
+	m.keepSnapshot(id, ts, m.store.HoldSafePoint(ts, fmt.Sprintf("ddl job %d", id)))
+}
+
+// keepSnapshot records job id's hold at ts, releasing any earlier one.
+func (m *Manager) keepSnapshot(id int64, ts uint64, release func()) {
+	m.mu.Lock()
+	old, ok := m.snapHolds[id]
+	m.snapHolds[id] = snapshotHold{ts: ts, release: release}
+	m.mu.Unlock()
+	if ok {
+		old.release()
+	}
+}
+
+// releaseSnapshot lets GC pass job id's snapshot.
+func (m *Manager) releaseSnapshot(id int64) {
+	m.mu.Lock()
+	h, ok := m.snapHolds[id]
+	delete(m.snapHolds, id)
+	m.mu.Unlock()
+	if ok {
+		h.release()
+	}
+}
+
+type snapshotHold struct {
+	ts      uint64
+	release func()
+}
+
 // restartIngest starts a job's ingest over at a new snapshot once history
-// at its old one is gone: the server was down longer than the GC lifetime.
+// at its old one is gone (GC passed it after a restart, before the job
+// held it again).
 // The change-log merge needs the rows as they were at the snapshot of
 // everything ingested, so what was ingested at the old S goes. Until the
 // indexes are merging no transaction writes their key ranges, so clearing

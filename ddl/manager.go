@@ -140,6 +140,8 @@ type Manager struct {
 	interrupt map[int64]context.CancelCauseFunc
 	fg        pace.Foreground // whether users are active, for pacing and memory
 	// The ingest phase each job is in, and since when (for the log).
+	// snapHolds hold GC at each unfinished ingest job's snapshot.
+	snapHolds  map[int64]snapshotHold
 	phase      map[int64]string
 	phaseSince map[int64]time.Time
 	// hook, set by tests only, runs at named points of every job (see at).
@@ -160,7 +162,7 @@ func NewManager(store *kv.Store, cat *catalog.Catalog, lock *mdl.Lock, indexer I
 	m := &Manager{
 		store: store, cat: cat, MDL: lock, indexer: indexer, settings: settings, log: log, tempDir: tempDir,
 		jobs: map[int64]*Job{}, done: map[int64]chan struct{}{}, running: map[int64]bool{}, interrupt: map[int64]context.CancelCauseFunc{},
-		phase: map[int64]string{}, phaseSince: map[int64]time.Time{},
+		phase: map[int64]string{}, phaseSince: map[int64]time.Time{}, snapHolds: map[int64]snapshotHold{},
 		wake: make(chan struct{}, 1),
 	}
 	m.ctx, m.shutdown = context.WithCancel(context.Background())
@@ -208,6 +210,10 @@ func (m *Manager) Start() error {
 		if j.State.Finished() {
 			close(ch)
 		} else {
+			if j.IngestTS != 0 {
+				// Before any commit can queue a purge past it.
+				m.holdSnapshot(j.ID, j.IngestTS)
+			}
 			m.log.Info("resuming DDL job", "job", j.ID, "query", j.Query, "schema_state", j.SchemaState.String())
 		}
 		m.done[j.ID] = ch

@@ -132,6 +132,7 @@ func (m *Manager) waitMDL(ctx context.Context, id int64, v int64) error {
 }
 
 func (m *Manager) finish(id int64) {
+	m.releaseSnapshot(id)
 	m.mu.Lock()
 	if ch, ok := m.done[id]; ok {
 		select {
@@ -329,6 +330,9 @@ func (m *Manager) addIndexDefinitions(ch *catalog.Change, t *catalog.Table, j *J
 func (m *Manager) fillIndexes(ctx context.Context, id int64, j *Job) error {
 	if j.Mode != "ingest" {
 		return m.backfill(ctx, id)
+	}
+	if err := m.holdIngestSnapshot(id); err != nil {
+		return err
 	}
 	if err := m.ingestBackfill(ctx, id); err != nil {
 		return err

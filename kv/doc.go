@@ -17,7 +17,10 @@
 //   - the row cache (rowcache.go): the newest version of hot keys, which
 //     a point read at or above that version's timestamp may use instead of
 //     Pebble; commits keep it current under the same latches;
-//   - garbage collection of versions that no reader can observe any more;
+//   - garbage collection of versions that no reader can observe any more:
+//     the purge (purge.go) of the versions commits replace, as soon as the
+//     safe point passes the replacing commit, and a background pass over
+//     the whole store (gc.go) for the rest;
 //   - how Pebble sees the layout (comparer.go: user key and version apart,
 //     for bloom filters and NextPrefix) and sizes its memory (block cache and
 //     memtables together, which other holders of memory may be charged to);

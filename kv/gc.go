@@ -2,7 +2,6 @@ package kv
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -86,21 +85,9 @@ func (s *Store) runGC(pace float64) (removed int, err error) {
 		return 0, err
 	}
 
-	sp := s.computeSafePoint()
-	s.mu.Lock()
-	raise := sp > s.safePoint
-	if raise {
-		// Published before any deletion: SafePoint promises that reads at
-		// or above it are complete, which stays true while deleting.
-		s.safePoint = sp
-	}
-	s.mu.Unlock()
-	if raise {
-		// Unsynced: it reaches the WAL before this pass's deletions do, so
-		// a crash can only lose it together with them.
-		if err := s.db.Set(safePointKey, binary.BigEndian.AppendUint64(nil, sp), pebble.NoSync); err != nil {
-			return 0, err
-		}
+	sp, err := s.advanceSafePoint()
+	if err != nil {
+		return 0, err
 	}
 
 	s.gcPasses.Add(1)

@@ -201,6 +201,14 @@ func keyPool(rng *rand.Rand, extra int) []string {
 // others so that long version chains exist, and returns the model.
 func randomHistory(t testing.TB, s *Store, rng *rand.Rand, keys []string, n int) (model, []uint64) {
 	t.Helper()
+	return randomHistoryReading(t, s, rng, keys, n, false)
+}
+
+// randomHistoryReading is randomHistory whose transactions, if readFirst,
+// read each key before they write it, as an UPDATE or an INSERT's
+// duplicate check does.
+func randomHistoryReading(t testing.TB, s *Store, rng *rand.Rand, keys []string, n int, readFirst bool) (model, []uint64) {
+	t.Helper()
 	m := model{}
 	var stamps []uint64
 	hot := keys[:3]
@@ -211,6 +219,10 @@ func randomHistory(t testing.TB, s *Store, rng *rand.Rand, keys []string, n int)
 			k := keys[rng.IntN(len(keys))]
 			if rng.IntN(3) == 0 {
 				k = hot[rng.IntN(len(hot))]
+			}
+			if readFirst {
+				_, _, err := txn.Get([]byte(k))
+				must(t, err)
 			}
 			if rng.IntN(4) == 0 {
 				must(t, txn.Delete([]byte(k)))

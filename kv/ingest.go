@@ -26,6 +26,20 @@ func (s *Store) ReserveTS() (uint64, error) {
 	return ts, nil
 }
 
+// ReserveHeldTS is ReserveTS with GC held at the timestamp it returns
+// until release is called. The hold starts before the timestamp exists, so
+// no safe point passes it between the two.
+func (s *Store) ReserveHeldTS(owner string) (ts uint64, release func(), err error) {
+	s.mu.Lock()
+	first := s.holdLocked(s.readTSLocked(), owner)
+	s.mu.Unlock()
+	defer first()
+	if ts, err = s.ReserveTS(); err != nil {
+		return 0, nil, err
+	}
+	return ts, s.HoldSafePoint(ts, owner), nil
+}
+
 // BeginAt starts a read-only snapshot at ts, which must not be below the
 // safe point (the caller holds it with HoldSafePoint).
 func (s *Store) BeginAt(ts uint64) (*Txn, error) {

@@ -229,3 +229,49 @@ func BenchmarkScanHistory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanAfterUpdates scans rows that single-row transactions have
+// updated many times, read first as an UPDATE reads them, with the
+// superseded versions purged as the background loop would or kept.
+func BenchmarkScanAfterUpdates(b *testing.B) {
+	const keys, updates = 20_000, 200_000
+	for _, purge := range []bool{false, true} {
+		b.Run(fmt.Sprintf("purge=%v", purge), func(b *testing.B) {
+			s := openTest(b, func(o *Options) { o.CacheSize = 256 << 20 })
+			val := make([]byte, 200)
+			for start := 0; start < keys; start += 1000 {
+				txn := s.Begin()
+				for i := start; i < start+1000; i++ {
+					must(b, txn.Set(benchKey(i), val))
+				}
+				_, err := txn.Commit()
+				must(b, err)
+			}
+			must(b, s.db.Flush())
+			rng := rand.New(rand.NewPCG(1, 1))
+			for u := range updates {
+				k := benchKey(rng.IntN(keys))
+				txn := s.Begin()
+				_, _, err := txn.Get(k)
+				must(b, err)
+				must(b, txn.Set(k, val))
+				_, err = txn.Commit()
+				must(b, err)
+				if purge && u%200 == 0 {
+					_, err := s.purge()
+					must(b, err)
+				}
+			}
+			if purge {
+				_, err := s.purge()
+				must(b, err)
+			}
+			b.ResetTimer()
+			txn := s.Begin()
+			defer txn.Rollback()
+			for b.Loop() {
+				scan100(b, txn, rng.IntN(keys-100), false)
+			}
+		})
+	}
+}

@@ -50,6 +50,10 @@ type rowCacheShard struct {
 type rowCacheEntry struct {
 	ts  uint64 // commit timestamp of the version; 0: no version exists
 	val []byte // nil: deleted or absent
+	// written: a commit put the entry here, so exactly one Set wrote its
+	// version (a version read from Pebble may be an Ingester's, which a
+	// resumed build can write twice).
+	written bool
 }
 
 func newRowCache(size int64) *rowCache {
@@ -85,11 +89,15 @@ func (c *rowCache) get(key []byte, h, r uint64) (val []byte, found, ok bool) {
 }
 
 // committed replaces the entry of a key a commit at ts wrote; the caller
-// holds the key's latch. A key not in the cache stays out.
-func (c *rowCache) committed(key []byte, h, ts uint64, val []byte, del bool) {
+// holds the key's latch. A key not in the cache stays out. It returns the
+// version the commit superseded, if the cache knew it: its timestamp (0:
+// none known) and whether a commit wrote it (see written).
+func (c *rowCache) committed(key []byte, h, ts uint64, val []byte, del bool) (prevTS uint64, prevWritten bool) {
 	sh := c.shard(h)
 	sh.mu.Lock()
 	if e := sh.m[string(key)]; e != nil {
+		prevTS, prevWritten = e.ts, e.written
+		e.written = true
 		sh.bytes -= int64(len(e.val))
 		e.ts, e.val = ts, nil
 		if !del {
@@ -98,6 +106,7 @@ func (c *rowCache) committed(key []byte, h, ts uint64, val []byte, del bool) {
 		}
 	}
 	sh.mu.Unlock()
+	return prevTS, prevWritten
 }
 
 // fill records that the newest version of key is (ts, val) (val nil: none

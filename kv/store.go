@@ -40,9 +40,12 @@ type Options struct {
 	// commits write it directly (walzero.go), which file systems without
 	// O_DIRECT fall back from by themselves.
 	WALBuffering bool
-	GCLifetime   time.Duration // default 10*time.Minute when zero
-	GCInterval   time.Duration // how often background GC runs; default 1*time.Minute when zero; negative disables background GC
-	Logger       *slog.Logger  // may be nil -> slog.Default()
+	// GCLifetime keeps history for at least this long after it is
+	// superseded; zero (the default) keeps it only while a transaction or
+	// a hold can read it, as InnoDB's purge does.
+	GCLifetime time.Duration
+	GCInterval time.Duration // how often background GC runs; default 1*time.Minute when zero; negative disables background GC
+	Logger     *slog.Logger  // may be nil -> slog.Default()
 	// CacheSize bounds Pebble's block cache together with the memtables,
 	// which Pebble charges to the cache: what is left for blocks is
 	// CacheSize minus the memtables alive (up to two MemTableSize). Default
@@ -62,7 +65,6 @@ type Options struct {
 }
 
 const (
-	defaultGCLifetime = 10 * time.Minute
 	defaultGCInterval = time.Minute
 	defaultCacheSize  = 128 << 20
 	defaultMemTable   = 32 << 20
@@ -103,6 +105,9 @@ type Store struct {
 	bypasses atomic.Uint64
 	rows     *rowCache // nil: no row cache
 	metrics  metrics
+	// singleDelMisuse counts compactions that found a purged version
+	// written twice: always zero unless a bug breaks purge's premise.
+	singleDelMisuse *atomic.Int64
 
 	// mu guards the timestamp oracle, the in-flight commit queue and the
 	// registrations that bound GC. It sits on every transaction's path
@@ -134,6 +139,11 @@ type Store struct {
 	safePoint uint64
 	closed    bool
 
+	// purges holds superseded versions until the safe point passes them.
+	purges purgeQueue
+	// spMu orders the safe point's persisted writes, so a lower one never
+	// lands after a higher one.
+	spMu sync.Mutex
 	// gcMu serializes GC passes with each other and with Close.
 	gcMu   sync.Mutex
 	stopGC chan struct{}
@@ -157,9 +167,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("kv: Options.Dir is required")
 	}
-	if opts.GCLifetime <= 0 {
-		opts.GCLifetime = defaultGCLifetime
-	}
+	opts.GCLifetime = max(opts.GCLifetime, 0)
 	if opts.GCInterval == 0 {
 		opts.GCInterval = defaultGCInterval
 	}
@@ -201,6 +209,15 @@ func Open(opts Options) (*Store, error) {
 		MemTableStopWritesThreshold: 4,
 		Logger:                      pebbleLogger{opts.Logger},
 	}
+	// A purge's SingleDelete that meets two Sets of its version would
+	// bring the older one back (purge.go); none should ever happen.
+	misuse := new(atomic.Int64)
+	popts.AddEventListener(pebble.EventListener{PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
+		if info.Kind == pebble.NondeterministicSingleDelete {
+			misuse.Add(1)
+			opts.Logger.Error("kv: a purged version was written more than once", "key", fmt.Sprintf("%x", info.UserKey))
+		}
+	}})
 	// An index build ingests its sstables into a key range that the
 	// table's own sstables span without holding any key in it (an index's
 	// keys sort between the table's other indexes and its rows). Without
@@ -268,6 +285,8 @@ func Open(opts Options) (*Store, error) {
 		stopGC:   make(chan struct{}),
 		metrics:  newMetrics(),
 		rows:     newRowCache(opts.RowCacheSize),
+
+		singleDelMisuse: misuse,
 	}
 	s.popts.EnsureDefaults()
 	s.hwmCond.L = &s.mu
@@ -312,8 +331,9 @@ func Open(opts Options) (*Store, error) {
 	}
 
 	if opts.GCInterval > 0 {
-		s.bg.Add(1)
+		s.bg.Add(2)
 		go s.gcLoop(opts.GCInterval)
+		go s.purgeLoop()
 	}
 	return s, nil
 }
@@ -525,14 +545,19 @@ func (s *Store) startExtendLocked(target uint64) {
 // bring back versions that are already gone.
 func (s *Store) HoldSafePoint(ts uint64, owner string) (release func()) {
 	s.mu.Lock()
-	s.holdID++
-	id := s.holdID
-	s.holds[id] = safePointHold{ts: ts, owner: owner}
+	release = s.holdLocked(ts, owner)
 	sp := s.safePoint
 	s.mu.Unlock()
 	if ts < sp {
 		s.log.Warn("kv: safe point hold below current safe point", "owner", owner, "ts", ts, "safe_point", sp)
 	}
+	return release
+}
+
+func (s *Store) holdLocked(ts uint64, owner string) (release func()) {
+	s.holdID++
+	id := s.holdID
+	s.holds[id] = safePointHold{ts: ts, owner: owner}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -551,12 +576,16 @@ func (s *Store) SafePoint() uint64 {
 	return s.safePoint
 }
 
-// computeSafePoint returns the timestamp below which GC may collapse history:
-// no live transaction, hold, or transaction yet to start reads below it, and
-// history younger than the GC lifetime is kept.
-func (s *Store) computeSafePoint() uint64 {
+// advanceSafePoint computes the timestamp below which GC may collapse
+// history: no live transaction, hold, or transaction yet to start reads
+// below it, and history younger than the GC lifetime is kept. It publishes
+// it in the same critical section that computes it, so that a hold
+// registered after the computation is checked against it (BeginAt), and
+// persists it before the caller deletes anything on its strength.
+func (s *Store) advanceSafePoint() (uint64, error) {
+	s.spMu.Lock()
+	defer s.spMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	sp := s.readTSLocked()
 	if now, life := wallClock(), uint64(s.lifetime); now > life {
 		sp = min(sp, now-life)
@@ -569,7 +598,17 @@ func (s *Store) computeSafePoint() uint64 {
 	for _, h := range s.holds {
 		sp = min(sp, h.ts)
 	}
-	return sp
+	raise := sp > s.safePoint
+	if raise {
+		s.safePoint = sp
+	}
+	s.mu.Unlock()
+	if !raise {
+		return sp, nil
+	}
+	// Unsynced: it reaches the WAL before the deletions that rely on it,
+	// so a crash can only lose it together with them.
+	return sp, s.db.Set(safePointKey, binary.BigEndian.AppendUint64(nil, sp), pebble.NoSync)
 }
 
 // pebbleLogger routes Pebble's log output to slog. Pebble's info messages
@@ -602,6 +641,7 @@ type metrics struct {
 	locks     prometheus.Counter
 	lockWaits prometheus.Counter
 	deadlocks prometheus.Counter
+	purged    prometheus.Counter
 }
 
 func newMetrics() metrics {
@@ -635,6 +675,10 @@ func newMetrics() metrics {
 			Name: "kv_deadlocks_total",
 			Help: "Row lock requests refused because waiting would have deadlocked.",
 		}),
+		purged: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kv_purged_versions_total",
+			Help: "Superseded row versions deleted as soon as no reader could see them (the background GC pass's removals are not counted).",
+		}),
 	}
 }
 
@@ -650,5 +694,5 @@ func (s *Store) Collectors() []prometheus.Collector {
 		}
 		return 0
 	})
-	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, m.locks, m.lockWaits, m.deadlocks, diskFull}
+	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, m.locks, m.lockWaits, m.deadlocks, m.purged, diskFull}
 }

@@ -443,11 +443,18 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 	if err := b.Commit(s.writeOpts); err != nil {
 		return commitTS, err
 	}
+	var purge []purgeEntry
 	for _, w := range writes {
 		s.latches.recent[stripeOf(w.hash)].record(w.hash, commitTS, s.oldestLive)
-		if s.rows != nil {
-			s.rows.committed(w.key, w.hash, commitTS, w.val, w.del)
+		if s.rows == nil {
+			continue
 		}
+		if prev, single := s.rows.committed(w.key, w.hash, commitTS, w.val, w.del); prev != 0 && prev < commitTS {
+			purge = append(purge, purgeEntry{key: appendVersionKey(nil, w.key, prev), by: commitTS, single: single})
+		}
+	}
+	if len(purge) > 0 {
+		s.purges.push(purge)
 	}
 	return commitTS, nil
 }

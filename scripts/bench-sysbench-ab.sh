@@ -5,7 +5,10 @@
 #   scripts/bench-sysbench-ab.sh ROWS SECONDS ROUNDS "name|/path/to/reorgdb [serve flags]" ...
 # e.g. scripts/bench-sysbench-ab.sh 2000000 60 2 "old|/tmp/reorgdb-old" "new|/tmp/reorgdb-new --cache-size 192"
 # WL=oltp_point_select picks another workload, THREADS=16 another thread
-# count; each line also gives the server's CPU time per transaction
+# count; STEPS="oltp_update_index:4:90 oltp_read_write:64:30" runs a
+# sequence of workload:threads:seconds in each round instead (each step on
+# every server in turn), e.g. to build up row history before a read
+# workload. Each line also gives the server's CPU time per transaction
 # (steadier than TPS on a shared machine). Data goes to /tmp/abn.
 set -uo pipefail
 ROWS=$1 SECS=$2 ROUNDS=$3; shift 3
@@ -31,11 +34,15 @@ for j in "${!ports[@]}"; do p=${ports[$j]}
   sysbench oltp_read_write --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$p --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS prepare >/dev/null
   echo "prepare ${names[$j]} $(echo "$(date +%s.%N) - $t0" | bc)"
 done
+steps=${STEPS:-${WL:-oltp_read_write}:${THREADS:-4}:$SECS}
 for r in $(seq 1 $ROUNDS); do
+  for step in $steps; do IFS=: read -r wl threads secs <<<"$step"
   for j in "${!ports[@]}"; do p=${ports[$j]}
     pid=$(cat /tmp/abn/${names[$j]}.pid); c0=$(awk '{print $14+$15}' /proc/$pid/stat)
-    out=$(sysbench ${WL:-oltp_read_write} --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$p --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS --threads=${THREADS:-4} --time=$SECS --report-interval=0 run)
+    out=$(sysbench $wl --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$p --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS --threads=$threads --time=$secs --report-interval=0 run)
     c1=$(awk '{print $14+$15}' /proc/$pid/stat); n=$(echo "$out" | sed -n 's/.*transactions: *\([0-9]*\) .*/\1/p')
-    echo "round $r ${names[$j]} tps $(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p') cpu_us_per_txn $(( (c1 - c0) * 1000000 / $(getconf CLK_TCK) / n )) p95 $(echo "$out" | grep 95th | tr -s ' ' | cut -d: -f2) rss $(awk '/VmHWM/ {printf "%d", $2/1024}' /proc/$(cat /tmp/abn/${names[$j]}.pid)/status)"
+    echo "round $r $wl/$threads ${names[$j]} tps $(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p') cpu_us_per_txn $(( (c1 - c0) * 1000000 / $(getconf CLK_TCK) / n )) p95 $(echo "$out" | grep 95th | tr -s ' ' | cut -d: -f2) rss $(awk '/VmHWM/ {printf "%d", $2/1024}' /proc/$(cat /tmp/abn/${names[$j]}.pid)/status)"
+  done
   done
 done
+for j in "${!names[@]}"; do echo "disk ${names[$j]} $(du -sm /tmp/abn/${names[$j]} | cut -f1) MiB"; done

@@ -66,7 +66,8 @@ type Config struct {
 	EnablePprof bool
 	Logger      *slog.Logger
 	// GCLifetime and GCInterval override the store's MVCC garbage
-	// collection defaults (10 minutes, every minute).
+	// collection defaults (history kept only while readable; a full pass
+	// every minute).
 	GCLifetime, GCInterval time.Duration
 	// CacheSize, MemTableSize and RowCacheSize size the store's memory
 	// (kv.Options); zero keeps its defaults, a negative RowCacheSize

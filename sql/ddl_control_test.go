@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reorgdb/reorgdb/kv"
 	"github.com/reorgdb/reorgdb/server"
 	"github.com/reorgdb/reorgdb/server/servertest"
 )
@@ -510,8 +511,9 @@ func smallIngestBudgets(t *testing.T, db *sql.DB) {
 }
 
 // TestIngestRestartsAfterSnapshotCollected: a build paused across a
-// restart holds no GC safe point, so its snapshot can be collected; on
-// resume it starts over at a new snapshot, and what it ingested at the old
+// restart holds GC at its snapshot from the restart on. One whose
+// snapshot's history is gone when it resumes (collected while no server
+// ran it) starts over at a new snapshot, and what it ingested at the old
 // one, now stale for rows changed since, must not survive into the
 // finished index.
 func TestIngestRestartsAfterSnapshotCollected(t *testing.T) {
@@ -536,8 +538,21 @@ func TestIngestRestartsAfterSnapshotCollected(t *testing.T) {
 	s.Close()
 
 	s = servertest.StartConfig(t, dir, gcByHand)
-	db = s.DB("app")
-	store := s.Engine().Store()
+	mustExec(t, s.DB("app"), "UPDATE t SET a = a + 1 WHERE id >= 40 AND id < 60")
+	time.Sleep(5 * time.Millisecond)
+	if _, err := s.Engine().Store().RunGC(); err != nil {
+		t.Fatal(err)
+	}
+	if sp := s.Engine().Store().SafePoint(); sp > old.IngestTS {
+		t.Fatalf("GC safe point %d passed the paused build's snapshot %d", sp, old.IngestTS)
+	}
+	s.Close()
+
+	// No server runs: nothing holds the snapshot.
+	store, err := kv.Open(kv.Options{Dir: dir, GCLifetime: time.Millisecond, GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(5 * time.Millisecond)
 	if _, err := store.RunGC(); err != nil {
 		t.Fatal(err)
@@ -545,6 +560,12 @@ func TestIngestRestartsAfterSnapshotCollected(t *testing.T) {
 	if sp := store.SafePoint(); sp <= old.IngestTS {
 		t.Fatalf("GC safe point %d did not pass the paused build's snapshot %d", sp, old.IngestTS)
 	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = servertest.StartConfig(t, dir, gcByHand)
+	db = s.DB("app")
 	mustExec(t, db, fmt.Sprintf("ADMIN RESUME DDL JOBS %d", j.id))
 	waitJob(t, db, func(x jobRow) bool { return x.id == j.id && x.state == "synced" }, "finished")
 	if now, _ := s.Engine().DDL.Job(j.id); now.IngestTS == old.IngestTS {

@@ -104,6 +104,8 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.Int64Var(&cacheMiB, "cache-size", 128, "MiB of memory for the block cache and memtables together")
 	f.Int64Var(&memtableMiB, "memtable-size", 32, "MiB per memtable (at most a third of --cache-size)")
+	f.DurationVar(&cfg.GCLifetime, "gc-lifetime", 0, "keep superseded row versions at least this long (default: only while an open transaction or a schema change can read them)")
+	f.DurationVar(&cfg.GCInterval, "gc-interval", time.Minute, "how often the background pass over every row version runs (superseded versions of rows in the row cache go sooner, as readers release them; negative: neither runs)")
 	f.Int64Var(&rowCacheMiB, "row-cache-size", 64, "MiB for the row cache, which keeps recently read and written rows for point reads (0 turns it off)")
 	return cmd
 }

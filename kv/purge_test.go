@@ -1,0 +1,129 @@
+package kv
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// TestPurgeRandomized: after a history whose writers read each key first,
+// a purge with the safe point held keeps, per key, every version newer
+// than the hold and the newest at or below it, and every reader at or above
+// the hold sees what it saw before, between the purge's batches too. Once
+// the hold goes, each key keeps its newest version only.
+func TestPurgeRandomized(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			if seed%2 == 1 {
+				defer func(b int) { gcBatchSize = b }(gcBatchSize)
+				gcBatchSize = 3
+			}
+			s := openTest(t, nil)
+			rng := rand.New(rand.NewPCG(seed, 7))
+			keys := keyPool(rng, 20)
+			m, stamps := randomHistoryReading(t, s, rng, keys, 300, true)
+			sp := stamps[len(stamps)/3+rng.IntN(len(stamps)/2)]
+			release := s.HoldSafePoint(sp, "test")
+			defer release()
+			views := []uint64{sp, stamps[len(stamps)-1]}
+			for range 4 {
+				if ts := stamps[rng.IntN(len(stamps))]; ts >= sp {
+					views = append(views, ts, ts+1)
+				}
+			}
+			check := func() {
+				for _, ts := range views {
+					txn := s.beginAt(ts)
+					checkView(t, txn, m.at(ts), keys, rng)
+					txn.Rollback()
+				}
+			}
+			check()
+
+			removed, err := s.purge()
+			must(t, err)
+			if got := s.SafePoint(); got != sp {
+				t.Fatalf("safe point %d, want the hold at %d", got, sp)
+			}
+			raw := rawVersions(t, s)
+			wantRemoved := 0
+			for k, vs := range m {
+				keep := 0
+				for i := len(vs) - 1; i >= 0; i-- {
+					keep++
+					if vs[i].ts <= sp {
+						break
+					}
+				}
+				wantRemoved += len(vs) - keep
+				if raw[k] != keep {
+					t.Fatalf("key %q: %d versions after the purge, want %d", k, raw[k], keep)
+				}
+			}
+			if removed != wantRemoved || removed == 0 {
+				t.Fatalf("purged %d versions, want %d", removed, wantRemoved)
+			}
+			check()
+			// Compactions meet each SingleDelete with its version's one Set.
+			must(t, s.db.Compact(t.Context(), userSpaceStart, []byte{0xff, 0xff}, true))
+			if n := s.singleDelMisuse.Load(); n != 0 {
+				t.Fatalf("%d purged versions were written more than once", n)
+			}
+			check()
+
+			release()
+			if _, err := s.purge(); err != nil {
+				t.Fatal(err)
+			}
+			for k, n := range rawVersions(t, s) {
+				if n != 1 {
+					t.Fatalf("key %q: %d versions once no reader needs the old ones", k, n)
+				}
+			}
+			last := stamps[len(stamps)-1]
+			txn := s.beginAt(last)
+			checkView(t, txn, m.at(last), keys, rng)
+			txn.Rollback()
+		})
+	}
+}
+
+// TestReserveHeldTS: GC never passes a timestamp ReserveHeldTS returned
+// until it is released, so a snapshot there reads what it did.
+func TestReserveHeldTS(t *testing.T) {
+	s := openTest(t, nil)
+	read := func(txn *Txn) string {
+		v, _, err := txn.Get([]byte("k"))
+		must(t, err)
+		return string(v)
+	}
+	commitWrites(t, s, "k", "1")
+	ts, release, err := s.ReserveHeldTS("test")
+	must(t, err)
+	for _, v := range []string{"2", "3"} {
+		txn := s.Begin()
+		read(txn)
+		must(t, txn.Set([]byte("k"), []byte(v)))
+		_, err := txn.Commit()
+		must(t, err)
+	}
+	_, err = s.RunGC()
+	must(t, err)
+	_, err = s.purge()
+	must(t, err)
+	if sp := s.SafePoint(); sp > ts {
+		t.Fatalf("safe point %d passed the held timestamp %d", sp, ts)
+	}
+	snap, err := s.BeginAt(ts)
+	must(t, err)
+	if v := read(snap); v != "1" {
+		t.Fatalf("snapshot at the held timestamp reads %q, want 1", v)
+	}
+	snap.Rollback()
+	release()
+	_, err = s.RunGC()
+	must(t, err)
+	if _, err := s.BeginAt(ts); err == nil {
+		t.Fatal("a snapshot below the safe point started once the hold was released")
+	}
+}
