@@ -44,7 +44,7 @@ type Options struct {
 	// superseded; zero (the default) keeps it only while a transaction or
 	// a hold can read it, as InnoDB's purge does.
 	GCLifetime time.Duration
-	GCInterval time.Duration // how often background GC runs; default 1*time.Minute when zero; negative disables background GC
+	GCInterval time.Duration // how often the background pass runs; default 1*time.Minute when zero; negative disables it and the purge
 	Logger     *slog.Logger  // may be nil -> slog.Default()
 	// CacheSize bounds Pebble's block cache together with the memtables,
 	// which Pebble charges to the cache: what is left for blocks is
