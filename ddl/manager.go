@@ -142,6 +142,7 @@ type Manager struct {
 	// The ingest phase each job is in, and since when (for the log).
 	// snapHolds hold GC at each unfinished ingest job's snapshot.
 	snapHolds  map[int64]snapshotHold
+	loaded     bool // Load has run
 	phase      map[int64]string
 	phaseSince map[int64]time.Time
 	// hook, set by tests only, runs at named points of every job (see at).
@@ -179,8 +180,14 @@ func (m *Manager) newPacer(workers int) *pace.Pacer {
 	return pace.New(func() int { return m.settings().CPUShare }, m.fg.Active, workers)
 }
 
-// Start loads the stored jobs and resumes the unfinished ones.
-func (m *Manager) Start() error {
+// Load reads the stored jobs and holds GC at the snapshot of every
+// unfinished ingest build. Called before anything else in the process
+// writes, it keeps a purge from passing such a snapshot before the build
+// resumes; Start calls it if nobody did.
+func (m *Manager) Load() error {
+	if m.loaded {
+		return nil
+	}
 	// Files of an ingest that a crash interrupted are useless: the job
 	// redoes the unfinished part of its scan.
 	if err := m.removeTempDir(); err != nil {
@@ -227,6 +234,15 @@ func (m *Manager) Start() error {
 		return err
 	} else if ok {
 		m.nextID = int64(binary.BigEndian.Uint64(v))
+	}
+	m.loaded = true
+	return nil
+}
+
+// Start loads the stored jobs (see Load) and resumes the unfinished ones.
+func (m *Manager) Start() error {
+	if err := m.Load(); err != nil {
+		return err
 	}
 	m.wg.Add(1)
 	go m.scheduler()

@@ -84,6 +84,11 @@ func NewEngine(store *kv.Store, opts Options) (*Engine, error) {
 	e := &Engine{store: store, cat: cat, log: opts.Logger, metrics: newMetrics(), mdl: mdl.New()}
 	e.DDL = ddl.NewManager(store, cat, e.mdl, indexer{e}, func() ddl.Settings { return ddlSettings() }, opts.TempDir, opts.Logger)
 	e.DDL.SetForeground(e.metrics.started.Load)
+	// Before clearTemporary or anything else writes: a purge must not pass
+	// the snapshot of a build that resumes below.
+	if err := e.DDL.Load(); err != nil {
+		return nil, err
+	}
 	pro := &Provider{e: e}
 	installTempAuth()
 	e.SQL = sqle.NewDefault(pro)
