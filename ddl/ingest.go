@@ -124,7 +124,7 @@ func (h ingestHost) Checkpoint(tasks []ingest.Task, rows int64) error {
 // holdIngestSnapshot gives the job its snapshot timestamp S (step 1),
 // reserved on its first run and persisted, and holds GC at S until the job
 // finishes: through pauses, and from the restart of a server that stopped
-// it (Start). A job that finds the history at S gone starts over.
+// it (Load). A job that finds the history at S gone starts over.
 func (m *Manager) holdIngestSnapshot(id int64) error {
 	for {
 		j, _ := m.snapshot(id)

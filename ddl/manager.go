@@ -139,10 +139,10 @@ type Manager struct {
 	// asked to pause or cancel (see interruptible).
 	interrupt map[int64]context.CancelCauseFunc
 	fg        pace.Foreground // whether users are active, for pacing and memory
-	// The ingest phase each job is in, and since when (for the log).
 	// snapHolds hold GC at each unfinished ingest job's snapshot.
-	snapHolds  map[int64]snapshotHold
-	loaded     bool // Load has run
+	snapHolds map[int64]snapshotHold
+	loaded    bool // Load has run
+	// The ingest phase each job is in, and since when (for the log).
 	phase      map[int64]string
 	phaseSince map[int64]time.Time
 	// hook, set by tests only, runs at named points of every job (see at).

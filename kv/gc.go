@@ -25,7 +25,9 @@ var (
 
 var errClosed = errors.New("kv: store closed")
 
-func (s *Store) gcLoop(interval time.Duration) {
+// every runs fn every interval until the store closes or fn returns
+// false.
+func (s *Store) every(interval time.Duration, fn func() bool) {
 	defer s.bg.Done()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -35,27 +37,36 @@ func (s *Store) gcLoop(interval time.Duration) {
 			return
 		case <-tick.C:
 		}
-		s.mu.Lock()
-		idle := s.last <= s.gcCleanTo
-		s.mu.Unlock()
-		if idle {
-			// Nothing was written above the last completed pass's safe
-			// point, so that pass left nothing to collect.
-			continue
-		}
-		start := time.Now()
-		removed, err := s.runGC(gcBackgroundPace)
-		switch {
-		case errors.Is(err, errClosed):
+		if !fn() {
 			return
-		case errors.Is(err, ErrDiskFull):
-			s.log.Debug("kv: GC pass skipped", "err", err)
-		case err != nil:
-			s.log.Error("kv: GC pass failed", "err", err, "removed", removed)
-		case removed > 0:
-			s.log.Debug("kv: GC pass", "removed", removed, "took", time.Since(start))
 		}
 	}
+}
+
+// gcPassTick runs one background pass, unless nothing was written since the
+// last one; false once the store is closing.
+func (s *Store) gcPassTick() bool {
+	s.mu.Lock()
+	idle := s.last <= s.gcCleanTo
+	s.mu.Unlock()
+	if idle {
+		// Nothing was written above the last completed pass's safe
+		// point, so that pass left nothing to collect.
+		return true
+	}
+	start := time.Now()
+	removed, err := s.runGC(gcBackgroundPace)
+	switch {
+	case errors.Is(err, errClosed):
+		return false
+	case errors.Is(err, ErrDiskFull):
+		s.log.Debug("kv: GC pass skipped", "err", err)
+	case err != nil:
+		s.log.Error("kv: GC pass failed", "err", err, "removed", removed)
+	case removed > 0:
+		s.log.Debug("kv: GC pass", "removed", removed, "took", time.Since(start))
+	}
+	return true
 }
 
 // RunGC runs one garbage-collection pass now. It computes a safe point (see

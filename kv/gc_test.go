@@ -120,17 +120,8 @@ func TestGCRandomized(t *testing.T) {
 			release := s.HoldSafePoint(sp, "test")
 			defer release()
 
-			views := []uint64{sp, stamps[len(stamps)-1]}
-			for range 4 {
-				if ts := stamps[rng.IntN(len(stamps))]; ts >= sp {
-					views = append(views, ts, ts+1)
-				}
-			}
-			for _, ts := range views {
-				txn := s.beginAt(ts)
-				checkView(t, txn, m.at(ts), keys, rng)
-				txn.Rollback()
-			}
+			views := randomViews(rng, stamps, sp)
+			checkViews(t, s, m, keys, rng, views)
 
 			if seed%2 == 1 {
 				// Readers must be unaffected at every step of the pass, not
@@ -138,11 +129,7 @@ func TestGCRandomized(t *testing.T) {
 				flushes := 0
 				gcFlushHook = func() {
 					flushes++
-					for _, ts := range views[:2] {
-						txn := s.beginAt(ts)
-						checkView(t, txn, m.at(ts), keys, rng)
-						txn.Rollback()
-					}
+					checkViews(t, s, m, keys, rng, views[:2])
 				}
 				defer func() {
 					gcFlushHook = nil
@@ -180,11 +167,7 @@ func TestGCRandomized(t *testing.T) {
 			if removed != wantRemoved || removed == 0 {
 				t.Fatalf("removed %d, want %d", removed, wantRemoved)
 			}
-			for _, ts := range views {
-				txn := s.beginAt(ts)
-				checkView(t, txn, m.at(ts), keys, rng)
-				txn.Rollback()
-			}
+			checkViews(t, s, m, keys, rng, views)
 		})
 	}
 }

@@ -244,6 +244,28 @@ func randomHistoryReading(t testing.TB, s *Store, rng *rand.Rand, keys []string,
 	return m, stamps
 }
 
+// randomViews picks read timestamps at or above sp: sp itself, the last
+// commit, and random commits and the instants after them.
+func randomViews(rng *rand.Rand, stamps []uint64, sp uint64) []uint64 {
+	views := []uint64{sp, stamps[len(stamps)-1]}
+	for range 4 {
+		if ts := stamps[rng.IntN(len(stamps))]; ts >= sp {
+			views = append(views, ts, ts+1)
+		}
+	}
+	return views
+}
+
+// checkViews runs checkView from a snapshot at each of views.
+func checkViews(t testing.TB, s *Store, m model, keys []string, rng *rand.Rand, views []uint64) {
+	t.Helper()
+	for _, ts := range views {
+		txn := s.beginAt(ts)
+		checkView(t, txn, m.at(ts), keys, rng)
+		txn.Rollback()
+	}
+}
+
 // checkView compares everything txn can read with want: point reads of every
 // pool key and scans in both directions over random bounds.
 func checkView(t testing.TB, txn *Txn, want map[string]string, keys []string, rng *rand.Rand) {

@@ -82,20 +82,13 @@ func (q *purgeQueue) len() int {
 	return len(q.entries)
 }
 
-func (s *Store) purgeLoop() {
-	defer s.bg.Done()
-	tick := time.NewTicker(purgeInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.stopGC:
-			return
-		case <-tick.C:
-		}
-		if _, err := s.purge(); err != nil {
-			s.log.Debug("kv: purge skipped", "err", err)
-		}
+// purgeTick runs one purge; a failure leaves the work to the next one or
+// to the background pass.
+func (s *Store) purgeTick() bool {
+	if _, err := s.purge(); err != nil {
+		s.log.Debug("kv: purge skipped", "err", err)
 	}
+	return true
 }
 
 // purge deletes the queued versions whose superseding commit is at or

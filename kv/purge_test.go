@@ -25,19 +25,8 @@ func TestPurgeRandomized(t *testing.T) {
 			sp := stamps[len(stamps)/3+rng.IntN(len(stamps)/2)]
 			release := s.HoldSafePoint(sp, "test")
 			defer release()
-			views := []uint64{sp, stamps[len(stamps)-1]}
-			for range 4 {
-				if ts := stamps[rng.IntN(len(stamps))]; ts >= sp {
-					views = append(views, ts, ts+1)
-				}
-			}
-			check := func() {
-				for _, ts := range views {
-					txn := s.beginAt(ts)
-					checkView(t, txn, m.at(ts), keys, rng)
-					txn.Rollback()
-				}
-			}
+			views := randomViews(rng, stamps, sp)
+			check := func() { checkViews(t, s, m, keys, rng, views) }
 			check()
 
 			removed, err := s.purge()
@@ -80,10 +69,7 @@ func TestPurgeRandomized(t *testing.T) {
 					t.Fatalf("key %q: %d versions once no reader needs the old ones", k, n)
 				}
 			}
-			last := stamps[len(stamps)-1]
-			txn := s.beginAt(last)
-			checkView(t, txn, m.at(last), keys, rng)
-			txn.Rollback()
+			checkViews(t, s, m, keys, rng, stamps[len(stamps)-1:])
 		})
 	}
 }

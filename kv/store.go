@@ -332,8 +332,8 @@ func Open(opts Options) (*Store, error) {
 
 	if opts.GCInterval > 0 {
 		s.bg.Add(2)
-		go s.gcLoop(opts.GCInterval)
-		go s.purgeLoop()
+		go s.every(opts.GCInterval, s.gcPassTick)
+		go s.every(purgeInterval, s.purgeTick)
 	}
 	return s, nil
 }
