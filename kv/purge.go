@@ -58,21 +58,24 @@ func (q *purgeQueue) push(es []purgeEntry) {
 	q.mu.Unlock()
 }
 
-// take removes and returns the entries superseded at or below sp.
+// take removes and returns the queued entries superseded at or below sp,
+// from the front of the queue up to the first one that is not. Entries are
+// queued in about commit order, so the few behind a later commit wait a
+// tick; in exchange a tick costs what it removes, not the whole queue,
+// which matters while a long transaction or an index build's snapshot
+// holds the safe point and the queue stays full.
 func (q *purgeQueue) take(sp uint64) []purgeEntry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var ready []purgeEntry
-	kept := q.entries[:0]
-	for _, e := range q.entries {
-		if e.by <= sp {
-			ready = append(ready, e)
-		} else {
-			kept = append(kept, e)
-		}
+	i := 0
+	for i < len(q.entries) && q.entries[i].by <= sp {
+		i++
 	}
-	clear(q.entries[len(kept):])
-	q.entries = kept
+	ready := q.entries[:i:i]
+	q.entries = q.entries[i:]
+	if len(q.entries) == 0 {
+		q.entries = nil // let the consumed array go
+	}
 	return ready
 }
 
