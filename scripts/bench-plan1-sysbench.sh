@@ -12,7 +12,8 @@
 # of the baseline before the build alone is printed too, with the median of
 # the per-second 95th-percentile latencies before and during the build and
 # the server's peak RSS (VmHWM) after the round.
-# REORGDB_SQL, if set, runs on ReorgDB before each ALTER (for example
+# REORGDB_BIN runs that binary instead of building one. REORGDB_SQL, if
+# set, runs on ReorgDB before each ALTER (for example
 # "SET GLOBAL reorgdb_ddl_cpu_share = 25").
 #   scripts/bench-plan1-sysbench.sh [rows] [rounds] [targets]
 # targets: reorgdb,mariadb (default both). Needs sysbench and, for MariaDB,
@@ -24,7 +25,7 @@ TARGETS=${3:-reorgdb,mariadb}
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/reorgdb-plan1.XXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-go build -o "$WORK/reorgdb" ./cmd/reorgdb
+if [ -n "${REORGDB_BIN:-}" ]; then cp "$REORGDB_BIN" "$WORK/reorgdb"; else go build -o "$WORK/reorgdb" ./cmd/reorgdb; fi
 
 SB="--mysql-host=127.0.0.1 --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS"
 

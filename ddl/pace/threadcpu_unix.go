@@ -1,0 +1,18 @@
+//go:build linux || darwin || freebsd
+
+package pace
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadCPU is the CPU time of the calling OS thread.
+func threadCPU() (time.Duration, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
+}
