@@ -251,8 +251,7 @@ func splitKeys(srcs []Source, parts int) [][]byte {
 // MergeParallel merges srcs cut into key ranges (see splitKeys), one
 // goroutine per range writing to its own sink: the sinks' outputs are
 // sorted and do not overlap each other. A duplicate key always falls into
-// one range, so dup sees every duplicate. sink(p) is called in the
-// goroutine that merges part p, which ends when the part is merged.
+// one range, so dup sees every duplicate.
 func MergeParallel(srcs []Source, parts int, sink func(part int) func(k, v []byte) error, dup func(k, v []byte) error) error {
 	bounds := splitKeys(srcs, parts)
 	// The prefix every key shares: that of the smallest and the largest.

@@ -347,13 +347,10 @@ func (r *run) checkpoint() error {
 }
 
 // pacedSinks wraps the sinks of a parallel merge so that each paces
-// itself every few thousand entries. The merge asks for a part's sink in
-// the goroutine that feeds it and ends that goroutine with the part, so
-// the pacer is bound there and never unbound: Go ends the thread with it.
+// itself every few thousand entries.
 func (r *run) pacedSinks(parts int, sink func(p int) func(k, v []byte) error) func(p int) func(k, v []byte) error {
 	return func(p int) func(k, v []byte) error {
 		add, pc, n := sink(p), r.host.NewPacer(parts), 0
-		pc.Bind()
 		return func(k, v []byte) error {
 			if n++; n%2048 == 0 {
 				if err := pc.Pace(r.ctx); err != nil {

@@ -59,7 +59,6 @@ func (r *run) scanRound(round []int) ([]extsort.Source, int64, error) {
 			}
 			defer snap.Rollback()
 			pc := r.host.NewPacer(workers)
-			defer pc.Bind()()
 			for gctx.Err() == nil {
 				ti, ok := claim()
 				if !ok {
@@ -122,7 +121,6 @@ func (r *run) sortBuffers(bufs []*extsort.Buffer) []extsort.Source {
 		srcs = append(srcs, b)
 		g.Go(func() error {
 			pc := r.host.NewPacer(r.threads())
-			defer pc.Bind()()
 			b.Sort(func() { _ = pc.Pace(r.ctx) })
 			return nil
 		})

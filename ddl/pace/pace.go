@@ -8,16 +8,12 @@
 // a budget without hand-tuning worker counts and batch sizes per table,
 // and without knowing what the workload is: a goroutine measures how long
 // it worked since it last paused and sleeps long enough to bring its share
-// down. A goroutine bound to its thread (Bind) measures its work as the
-// thread's CPU time; otherwise as wall time, which also counts the time it
-// waits for a CPU, so that under load an unbound job gets less than its
-// share.
+// down.
 //
 // Invariants:
 //   - A Pacer never sleeps while Foreground says users are idle, nor with
 //     a share of 100 or more (or 0: unset).
-//   - Time a goroutine spends waiting (Exclude, or any wait once bound)
-//     never counts as work.
+//   - Time a goroutine spends waiting (Exclude) never counts as work.
 //   - WhileIdle holds what it takes only while users are idle, and always
 //     gives it back when stopped.
 package pace
@@ -79,32 +75,14 @@ type Pacer struct {
 	share   func() int  // the job's percent of the CPUs, read at each pause
 	active  func() bool // whether users are active
 	workers int         // goroutines of the job sharing the budget
-	// clock is the work done so far: wall time since New, or the thread's
-	// CPU time once bound. mark is its reading at the last pause.
-	clock func() time.Duration
-	mark  time.Duration
-	bound bool
-	sleep func(context.Context, time.Duration) error
+	since   time.Time
+	now     func() time.Time
+	sleep   func(context.Context, time.Duration) error
 }
 
 // New returns the Pacer of one of workers goroutines.
 func New(share func() int, active func() bool, workers int) *Pacer {
-	start := time.Now()
-	return &Pacer{share: share, active: active, workers: max(1, workers), clock: func() time.Duration { return time.Since(start) }, sleep: Sleep}
-}
-
-// Bind locks the calling goroutine to its OS thread until the returned
-// function is called, and from then on measures the goroutine's work as
-// the thread's CPU time. Only the goroutine that calls Bind may call Pace.
-// Where the thread's CPU time cannot be read, it changes nothing.
-func (p *Pacer) Bind() (unbind func()) {
-	if _, ok := threadCPU(); !ok {
-		return func() {}
-	}
-	runtime.LockOSThread()
-	p.clock = func() time.Duration { d, _ := threadCPU(); return d }
-	p.mark, p.bound = p.clock(), true
-	return runtime.UnlockOSThread
+	return &Pacer{share: share, active: active, workers: max(1, workers), since: time.Now(), now: time.Now, sleep: Sleep}
 }
 
 // Sleep waits for d or until ctx is done.
@@ -120,18 +98,13 @@ func Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Exclude takes d, time spent waiting rather than computing, out of the
-// work measured since the last pause. A bound goroutine's waits cost no
-// CPU time, so there is nothing to take out.
-func (p *Pacer) Exclude(d time.Duration) {
-	if !p.bound {
-		p.mark += d
-	}
-}
+// work measured since the last pause.
+func (p *Pacer) Exclude(d time.Duration) { p.since = p.since.Add(d) }
 
 // Pace is called between units of work; it sleeps when the goroutine has
 // used more than its share since the last pause.
 func (p *Pacer) Pace(ctx context.Context) error {
-	busy := p.clock() - p.mark
+	busy := p.now().Sub(p.since)
 	if busy < 2*time.Millisecond {
 		return nil
 	}
@@ -143,7 +116,7 @@ func (p *Pacer) Pace(ctx context.Context) error {
 			return err
 		}
 	}
-	p.mark = p.clock()
+	p.since = p.now()
 	return nil
 }
 

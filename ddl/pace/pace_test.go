@@ -44,14 +44,14 @@ func TestPacerShare(t *testing.T) {
 		var fg Foreground
 		var users int64
 		fg.SetCount(func() int64 { return users })
-		var clock time.Duration
+		clock := time.Unix(0, 0)
 		var slept []time.Duration
 		p := New(func() int { return tc.share }, fg.Active, tc.workers)
-		p.clock = func() time.Duration { return clock }
-		p.mark = clock
+		p.now = func() time.Time { return clock }
+		p.since = clock
 		p.sleep = func(_ context.Context, d time.Duration) error {
 			slept = append(slept, d)
-			clock += d
+			clock = clock.Add(d)
 			return nil
 		}
 		if tc.active {
@@ -61,7 +61,7 @@ func TestPacerShare(t *testing.T) {
 			if tc.active {
 				users += Min
 			}
-			clock += 10 * time.Millisecond // work
+			clock = clock.Add(10 * time.Millisecond) // work
 			if err := p.Pace(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -135,41 +135,4 @@ func TestWhileIdle(t *testing.T) {
 		t.Fatal("taken while users were active")
 	}
 	stop()
-}
-
-// TestBindMeasuresCPU: a bound pacer counts the CPU its goroutine uses
-// and not the time it waits, so that under load a job gets its share of
-// the CPUs rather than its share of wall time.
-func TestBindMeasuresCPU(t *testing.T) {
-	if _, ok := threadCPU(); !ok {
-		t.Skip("no thread CPU clock on this platform")
-	}
-	p := New(func() int { return 25 }, func() bool { return true }, 1)
-	defer p.Bind()()
-	at := p.clock()
-	time.Sleep(50 * time.Millisecond)
-	if waited := p.clock() - at; waited > 10*time.Millisecond {
-		t.Fatalf("a 50ms sleep counted as %v of work", waited)
-	}
-	at = p.clock()
-	for deadline := time.Now().Add(5 * time.Second); p.clock()-at < 20*time.Millisecond; {
-		if time.Now().After(deadline) {
-			t.Fatalf("5s of spinning counted as %v of work", p.clock()-at)
-		}
-	}
-	var slept time.Duration
-	p.sleep = func(_ context.Context, d time.Duration) error { slept = d; return nil }
-	p.mark = at
-	if err := p.Pace(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// 20ms of CPU at a quarter of the CPUs, alone: a pause of
-	// 20ms * (1/per - 1), per being its share of one CPU.
-	per := 0.25 * float64(cpus())
-	if per >= 1 {
-		return
-	}
-	if want := time.Duration(float64(20*time.Millisecond) * (1/per - 1)); slept < want {
-		t.Fatalf("slept %v after 20ms of CPU, want at least %v", slept, want)
-	}
 }

@@ -212,7 +212,6 @@ func (r *run) finished(ctx context.Context) (bool, error) {
 func (r *run) runTask(ti int) error {
 	ctx, task := r.ctx, &r.tasks[ti]
 	pc := r.host.NewPacer(r.host.Config().Workers)
-	defer pc.Bind()()
 	retried := func(backoff time.Duration) { r.retries.Add(1); pc.Exclude(backoff) }
 	for !task.Done {
 		if err := r.host.At(ctx, "backfill"); err != nil {
