@@ -275,3 +275,54 @@ func BenchmarkScanAfterUpdates(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScanPurgedInMemtable scans rows that single-row transactions
+// updated with the purge running, before and after the memtable that holds
+// their versions and the purge's deletions is flushed: what a range scan
+// pays for a hot row's recent history, which the purge removes only at the
+// flush.
+func BenchmarkScanPurgedInMemtable(b *testing.B) {
+	const keys = 20_000
+	for _, updates := range []int{0, 30_000, 100_000} {
+		for _, flush := range []bool{false, true} {
+			b.Run(fmt.Sprintf("updates=%d/flushed=%v", updates, flush), func(b *testing.B) {
+				s := openTest(b, func(o *Options) { o.CacheSize = 256 << 20; o.MemTableSize = 64 << 20 })
+				val := make([]byte, 200)
+				for start := 0; start < keys; start += 1000 {
+					txn := s.Begin()
+					for i := start; i < start+1000; i++ {
+						must(b, txn.Set(benchKey(i), val))
+					}
+					_, err := txn.Commit()
+					must(b, err)
+				}
+				must(b, s.db.Flush())
+				must(b, s.db.Compact(b.Context(), []byte{0}, []byte{0xff}, true))
+				rng := rand.New(rand.NewPCG(1, 1))
+				for u := range updates {
+					k := benchKey(rng.IntN(keys))
+					txn := s.Begin()
+					_, _, err := txn.Get(k)
+					must(b, err)
+					must(b, txn.Set(k, val))
+					_, err = txn.Commit()
+					must(b, err)
+					if u%200 == 0 {
+						_, err := s.purge()
+						must(b, err)
+					}
+				}
+				_, err := s.purge()
+				must(b, err)
+				if flush {
+					must(b, s.db.Flush())
+				}
+				txn := s.Begin()
+				defer txn.Rollback()
+				for b.Loop() {
+					scan100(b, txn, rng.IntN(keys-100), false)
+				}
+			})
+		}
+	}
+}
