@@ -145,28 +145,7 @@ func TestGCRandomized(t *testing.T) {
 			}
 			// Per key: everything newer than sp, plus the version visible
 			// at sp unless it is a tombstone.
-			wantRemoved := 0
-			raw := rawVersions(t, s)
-			for k, vs := range m {
-				keep := 0
-				for i := len(vs) - 1; i >= 0; i-- {
-					if vs[i].ts > sp {
-						keep++
-						continue
-					}
-					if !vs[i].del {
-						keep++
-					}
-					break
-				}
-				wantRemoved += len(vs) - keep
-				if raw[k] != keep {
-					t.Fatalf("key %q: %d versions after GC, want %d", k, raw[k], keep)
-				}
-			}
-			if removed != wantRemoved || removed == 0 {
-				t.Fatalf("removed %d, want %d", removed, wantRemoved)
-			}
+			checkKept(t, s, m, sp, true, removed)
 			checkViews(t, s, m, keys, rng, views)
 		})
 	}

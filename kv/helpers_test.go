@@ -314,3 +314,33 @@ func waitFor(t testing.TB, d time.Duration, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// checkKept checks that the store holds, per key of m, exactly the
+// versions newer than sp and the newest at or below it (unless
+// dropTombstone and that one is a tombstone), and that removed, nonzero,
+// counts the rest.
+func checkKept(t testing.TB, s *Store, m model, sp uint64, dropTombstone bool, removed int) {
+	t.Helper()
+	raw := rawVersions(t, s)
+	wantRemoved := 0
+	for k, vs := range m {
+		keep := 0
+		for i := len(vs) - 1; i >= 0; i-- {
+			if vs[i].ts > sp {
+				keep++
+				continue
+			}
+			if !dropTombstone || !vs[i].del {
+				keep++
+			}
+			break
+		}
+		wantRemoved += len(vs) - keep
+		if raw[k] != keep {
+			t.Fatalf("key %q: %d versions left, want %d", k, raw[k], keep)
+		}
+	}
+	if removed != wantRemoved || removed == 0 {
+		t.Fatalf("removed %d versions, want %d", removed, wantRemoved)
+	}
+}

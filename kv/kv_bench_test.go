@@ -24,14 +24,7 @@ func benchKey(i int) []byte { return fmt.Appendf(nil, "bench/%08d", i) }
 func loadBench(b *testing.B, s *Store) {
 	b.Helper()
 	val := make([]byte, 100)
-	for start := 0; start < benchKeys; start += 1000 {
-		txn := s.Begin()
-		for i := start; i < start+1000; i++ {
-			must(b, txn.Set(benchKey(i), val))
-		}
-		_, err := txn.Commit()
-		must(b, err)
-	}
+	loadRows(b, s, benchKeys, val)
 	for round := range 3 {
 		txn := s.Begin()
 		for i := round; i < benchKeys; i += 10 {
@@ -239,33 +232,10 @@ func BenchmarkScanAfterUpdates(b *testing.B) {
 		b.Run(fmt.Sprintf("purge=%v", purge), func(b *testing.B) {
 			s := openTest(b, func(o *Options) { o.CacheSize = 256 << 20 })
 			val := make([]byte, 200)
-			for start := 0; start < keys; start += 1000 {
-				txn := s.Begin()
-				for i := start; i < start+1000; i++ {
-					must(b, txn.Set(benchKey(i), val))
-				}
-				_, err := txn.Commit()
-				must(b, err)
-			}
+			loadRows(b, s, keys, val)
 			must(b, s.db.Flush())
 			rng := rand.New(rand.NewPCG(1, 1))
-			for u := range updates {
-				k := benchKey(rng.IntN(keys))
-				txn := s.Begin()
-				_, _, err := txn.Get(k)
-				must(b, err)
-				must(b, txn.Set(k, val))
-				_, err = txn.Commit()
-				must(b, err)
-				if purge && u%200 == 0 {
-					_, err := s.purge()
-					must(b, err)
-				}
-			}
-			if purge {
-				_, err := s.purge()
-				must(b, err)
-			}
+			updateRows(b, s, rng, keys, updates, val, purge)
 			b.ResetTimer()
 			txn := s.Begin()
 			defer txn.Rollback()
@@ -288,32 +258,11 @@ func BenchmarkScanPurgedInMemtable(b *testing.B) {
 			b.Run(fmt.Sprintf("updates=%d/flushed=%v", updates, flush), func(b *testing.B) {
 				s := openTest(b, func(o *Options) { o.CacheSize = 256 << 20; o.MemTableSize = 64 << 20 })
 				val := make([]byte, 200)
-				for start := 0; start < keys; start += 1000 {
-					txn := s.Begin()
-					for i := start; i < start+1000; i++ {
-						must(b, txn.Set(benchKey(i), val))
-					}
-					_, err := txn.Commit()
-					must(b, err)
-				}
+				loadRows(b, s, keys, val)
 				must(b, s.db.Flush())
 				must(b, s.db.Compact(b.Context(), []byte{0}, []byte{0xff}, true))
 				rng := rand.New(rand.NewPCG(1, 1))
-				for u := range updates {
-					k := benchKey(rng.IntN(keys))
-					txn := s.Begin()
-					_, _, err := txn.Get(k)
-					must(b, err)
-					must(b, txn.Set(k, val))
-					_, err = txn.Commit()
-					must(b, err)
-					if u%200 == 0 {
-						_, err := s.purge()
-						must(b, err)
-					}
-				}
-				_, err := s.purge()
-				must(b, err)
+				updateRows(b, s, rng, keys, updates, val, true)
 				if flush {
 					must(b, s.db.Flush())
 				}
@@ -324,5 +273,40 @@ func BenchmarkScanPurgedInMemtable(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// loadRows commits keys rows of val, 1000 per transaction.
+func loadRows(b *testing.B, s *Store, keys int, val []byte) {
+	for start := 0; start < keys; start += 1000 {
+		txn := s.Begin()
+		for i := start; i < start+1000; i++ {
+			must(b, txn.Set(benchKey(i), val))
+		}
+		_, err := txn.Commit()
+		must(b, err)
+	}
+}
+
+// updateRows runs n single-row transactions that read a random row and
+// rewrite it, as an UPDATE does; with purge, the purge runs every 200
+// commits, as its loop would, and once at the end.
+func updateRows(b *testing.B, s *Store, rng *rand.Rand, keys, n int, val []byte, purge bool) {
+	for u := range n {
+		k := benchKey(rng.IntN(keys))
+		txn := s.Begin()
+		_, _, err := txn.Get(k)
+		must(b, err)
+		must(b, txn.Set(k, val))
+		_, err = txn.Commit()
+		must(b, err)
+		if purge && u%200 == 0 {
+			_, err := s.purge()
+			must(b, err)
+		}
+	}
+	if purge {
+		_, err := s.purge()
+		must(b, err)
 	}
 }
