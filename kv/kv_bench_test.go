@@ -277,7 +277,7 @@ func BenchmarkScanPurgedInMemtable(b *testing.B) {
 }
 
 // loadRows commits keys rows of val, 1000 per transaction.
-func loadRows(b testing.TB, s *Store, keys int, val []byte) {
+func loadRows(b *testing.B, s *Store, keys int, val []byte) {
 	for start := 0; start < keys; start += 1000 {
 		txn := s.Begin()
 		for i := start; i < start+1000; i++ {
@@ -291,7 +291,7 @@ func loadRows(b testing.TB, s *Store, keys int, val []byte) {
 // updateRows runs n single-row transactions that read a random row and
 // rewrite it, as an UPDATE does; with purge, the purge runs every 200
 // commits, as its loop would, and once at the end.
-func updateRows(b testing.TB, s *Store, rng *rand.Rand, keys, n int, val []byte, purge bool) {
+func updateRows(b *testing.B, s *Store, rng *rand.Rand, keys, n int, val []byte, purge bool) {
 	for u := range n {
 		k := benchKey(rng.IntN(keys))
 		txn := s.Begin()

@@ -41,25 +41,7 @@ type purgeEntry struct {
 	// compaction that holds both, where a Delete would travel down to the
 	// last level, and be stepped over in every level it passes.
 	single bool
-	// size estimates the bytes the version and its deletion take in a
-	// memtable (pairSize).
-	size int
 }
-
-// memtableNodeOverhead approximates what Pebble's memtable adds to each
-// entry besides its key and value: the skiplist node, its tower and the
-// key's trailer.
-const memtableNodeOverhead = 40
-
-// pairSize estimates the memtable bytes of a purged version (a Set of key
-// and value) and of its deletion (a SingleDelete of the key).
-func pairSize(keyLen, valLen int) int {
-	return 2*(keyLen+memtableNodeOverhead) + valLen
-}
-
-// purgeFlushShare: a memtable whose purged versions and their deletions
-// fill this share of its size is flushed early (maybeFlush).
-const purgeFlushShare = 3
 
 type purgeQueue struct {
 	mu      sync.Mutex
@@ -132,8 +114,6 @@ func (s *Store) purge() (removed int, err error) {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	size := 0
-	defer func() { s.maybeFlush(size) }()
 	for _, e := range ready {
 		del := b.Delete
 		if e.single {
@@ -142,7 +122,6 @@ func (s *Store) purge() (removed int, err error) {
 		if err := del(e.key, nil); err != nil {
 			return removed, err
 		}
-		size += e.size
 		if int(b.Count()) >= gcBatchSize {
 			n, err := s.commitPurge(b)
 			if removed += n; err != nil {
@@ -152,28 +131,6 @@ func (s *Store) purge() (removed int, err error) {
 	}
 	n, err := s.commitPurge(b)
 	return removed + n, err
-}
-
-// maybeFlush counts size more bytes of purged pairs in the memtable and
-// flushes it once they fill a third of it. A range scan steps over every
-// version of a row and every deletion the memtable holds, and Pebble's
-// memtable iterator seeks from the top of its skiplist past five entries
-// of one row, so under a workload that updates the same rows again and
-// again the memtable costs reads more the fuller it gets; the flush drops
-// the pairs (a SingleDelete vanishes with its version) and writes little.
-// A bulk load, which purges nothing, keeps whole memtables. The count
-// restarts at every flush (flushBegan).
-func (s *Store) maybeFlush(size int) {
-	if size == 0 || s.purgedBytes.Add(int64(size)) < s.memtableSize/purgeFlushShare {
-		return
-	}
-	if s.db.Metrics().Flush.NumInProgress > 0 {
-		return // one is under way; the next tick looks again
-	}
-	s.purgedBytes.Store(0)
-	if _, err := s.db.AsyncFlush(); err != nil {
-		s.log.Debug("kv: flush of purged versions skipped", "err", err)
-	}
 }
 
 // commitPurge commits b unsynced (a deletion lost in a crash is redone by

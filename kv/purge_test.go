@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // TestPurgeRandomized: after a history whose writers read each key first,
@@ -152,55 +151,5 @@ func BenchmarkPurgeTickHeld(b *testing.B) {
 		if n, err := s.purge(); err != nil || n != 0 {
 			b.Fatal(n, err)
 		}
-	}
-}
-
-// TestPurgeFlushesMemtable: under updates of the same rows, the purge
-// flushes the memtable once its purged pairs fill a third of it, so the
-// memtable never holds more than that of them; without the purge, the
-// same updates fill whole memtables first.
-func TestPurgeFlushesMemtable(t *testing.T) {
-	flushes := map[bool]int64{}
-	for _, purge := range []bool{false, true} {
-		s := openTest(t, func(o *Options) { o.CacheSize = 16 << 20; o.MemTableSize = 4 << 20 })
-		val := make([]byte, 200)
-		loadRows(t, s, 2000, val)
-		must(t, s.db.Flush())
-		f0 := s.db.Metrics().Flush.Count
-		updateRows(t, s, rand.New(rand.NewPCG(1, 2)), 2000, 20_000, val, purge)
-		waitFor(t, 10*time.Second, func() bool { return s.db.Metrics().Flush.NumInProgress == 0 })
-		flushes[purge] = s.db.Metrics().Flush.Count - f0
-		if purge && s.purgedBytes.Load() >= s.memtableSize/purgeFlushShare {
-			t.Fatalf("%d bytes of purged pairs in the memtable after the purge, want under a third of %d",
-				s.purgedBytes.Load(), s.memtableSize)
-		}
-	}
-	t.Logf("flushes without purge %d, with purge %d", flushes[false], flushes[true])
-	if flushes[true] < flushes[false]+2 {
-		t.Fatalf("flushes: %d with the purge, %d without; want the purge to flush early", flushes[true], flushes[false])
-	}
-}
-
-// TestMaybeFlush: the count of purged bytes flushes the memtable when it
-// reaches a third of it, and every flush, whatever started it, restarts it.
-func TestMaybeFlush(t *testing.T) {
-	s := openTest(t, func(o *Options) { o.CacheSize = 16 << 20; o.MemTableSize = 4 << 20 })
-	commitWrites(t, s, "k", "v")
-	third := int(s.memtableSize / purgeFlushShare)
-	f0 := s.db.Metrics().Flush.Count
-	s.maybeFlush(third - 1)
-	if got := s.purgedBytes.Load(); got != int64(third-1) || s.db.Metrics().Flush.Count != f0 {
-		t.Fatalf("purged bytes %d, want %d and no flush yet", got, third-1)
-	}
-	s.maybeFlush(1)
-	waitFor(t, 10*time.Second, func() bool { return s.db.Metrics().Flush.Count == f0+1 })
-	if got := s.purgedBytes.Load(); got != 0 {
-		t.Fatalf("purged bytes %d after the flush, want 0", got)
-	}
-	s.maybeFlush(100)
-	commitWrites(t, s, "k", "w")
-	must(t, s.db.Flush())
-	if got := s.purgedBytes.Load(); got != 0 {
-		t.Fatalf("purged bytes %d after a flush the purge did not start, want 0", got)
 	}
 }

@@ -91,13 +91,12 @@ func (c *rowCache) get(key []byte, h, r uint64) (val []byte, found, ok bool) {
 // committed replaces the entry of a key a commit at ts wrote; the caller
 // holds the key's latch. A key not in the cache stays out. It returns the
 // version the commit superseded, if the cache knew it: its timestamp (0:
-// none known), its value's length and whether a commit wrote it (see
-// written).
-func (c *rowCache) committed(key []byte, h, ts uint64, val []byte, del bool) (prevTS uint64, prevLen int, prevWritten bool) {
+// none known) and whether a commit wrote it (see written).
+func (c *rowCache) committed(key []byte, h, ts uint64, val []byte, del bool) (prevTS uint64, prevWritten bool) {
 	sh := c.shard(h)
 	sh.mu.Lock()
 	if e := sh.m[string(key)]; e != nil {
-		prevTS, prevLen, prevWritten = e.ts, len(e.val), e.written
+		prevTS, prevWritten = e.ts, e.written
 		e.written = true
 		sh.bytes -= int64(len(e.val))
 		e.ts, e.val = ts, nil
@@ -107,7 +106,7 @@ func (c *rowCache) committed(key []byte, h, ts uint64, val []byte, del bool) (pr
 		}
 	}
 	sh.mu.Unlock()
-	return prevTS, prevLen, prevWritten
+	return prevTS, prevWritten
 }
 
 // fill records that the newest version of key is (ts, val) (val nil: none

@@ -108,11 +108,6 @@ type Store struct {
 	// singleDelMisuse counts compactions that found a purged version
 	// written twice: always zero unless a bug breaks purge's premise.
 	singleDelMisuse *atomic.Int64
-	// purgedBytes estimates the bytes of purged versions and their
-	// deletions in the mutable memtable; every flush restarts it
-	// (maybeFlush in purge.go).
-	purgedBytes  *atomic.Int64
-	memtableSize int64
 
 	// mu guards the timestamp oracle, the in-flight commit queue and the
 	// registrations that bound GC. It sits on every transaction's path
@@ -217,16 +212,12 @@ func Open(opts Options) (*Store, error) {
 	// A purge's SingleDelete that meets two Sets of its version would
 	// bring the older one back (purge.go); none should ever happen.
 	misuse := new(atomic.Int64)
-	purgedBytes := new(atomic.Int64)
-	popts.AddEventListener(pebble.EventListener{
-		PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
-			if info.Kind == pebble.NondeterministicSingleDelete {
-				misuse.Add(1)
-				opts.Logger.Error("kv: a purged version was written more than once", "key", fmt.Sprintf("%x", info.UserKey))
-			}
-		},
-		FlushBegin: func(pebble.FlushInfo) { purgedBytes.Store(0) },
-	})
+	popts.AddEventListener(pebble.EventListener{PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
+		if info.Kind == pebble.NondeterministicSingleDelete {
+			misuse.Add(1)
+			opts.Logger.Error("kv: a purged version was written more than once", "key", fmt.Sprintf("%x", info.UserKey))
+		}
+	}})
 	// An index build ingests its sstables into a key range that the
 	// table's own sstables span without holding any key in it (an index's
 	// keys sort between the table's other indexes and its rows). Without
@@ -296,8 +287,6 @@ func Open(opts Options) (*Store, error) {
 		rows:     newRowCache(opts.RowCacheSize),
 
 		singleDelMisuse: misuse,
-		purgedBytes:     purgedBytes,
-		memtableSize:    opts.MemTableSize,
 	}
 	s.popts.EnsureDefaults()
 	s.hwmCond.L = &s.mu

@@ -449,9 +449,8 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 		if s.rows == nil {
 			continue
 		}
-		if prev, n, single := s.rows.committed(w.key, w.hash, commitTS, w.val, w.del); prev != 0 && prev < commitTS {
-			k := appendVersionKey(nil, w.key, prev)
-			purge = append(purge, purgeEntry{key: k, by: commitTS, single: single, size: pairSize(len(k), n)})
+		if prev, single := s.rows.committed(w.key, w.hash, commitTS, w.val, w.del); prev != 0 && prev < commitTS {
+			purge = append(purge, purgeEntry{key: appendVersionKey(nil, w.key, prev), by: commitTS, single: single})
 		}
 	}
 	if len(purge) > 0 {
