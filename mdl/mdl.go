@@ -16,34 +16,62 @@ package mdl
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// Lock is the metadata lock: the set of live leases.
+// shardCount spreads the leases over that many mutexes. Every autocommit
+// statement takes and releases a lease, so with one mutex the sessions
+// queue on it; once a waiter has waited a millisecond (a holder's thread
+// descheduled on a busy machine), Go's mutex hands it over directly and
+// the releasing session yields its processor, which shows in the tail
+// latency of short statements.
+const shardCount = 32
+
+// Lock is the metadata lock: the set of live leases, in shards.
+//
+// Sharding keeps the rule that a publish is either seen or waited for: a
+// schema change publishes its version before it waits, and the wait reads
+// each shard under that shard's mutex. An Acquire on a shard either
+// registered its lease before the wait read the shard (the wait sees it) or
+// calls current after (it sees the publish).
 type Lock struct {
+	shards [shardCount]shard
+	next   atomic.Uint32
+}
+
+type shard struct {
 	mu     sync.Mutex
 	leases map[*Lease]struct{}
+	_      [64]byte // one cache line per shard's hot fields
 }
 
 // Lease is one transaction's hold on a schema version.
 type Lease struct {
-	m       *Lock
+	s       *shard
 	Version int64
 	Started time.Time
 	Owner   string // shown when the lease holds up a schema change
 }
 
 // New returns a lock with no lease.
-func New() *Lock { return &Lock{leases: map[*Lease]struct{}{}} }
+func New() *Lock {
+	m := &Lock{}
+	for i := range m.shards {
+		m.shards[i].leases = map[*Lease]struct{}{}
+	}
+	return m
+}
 
 // Acquire registers a lease on the version that current returns; current is
-// called under the lock so that a concurrent publish is either seen or
-// waited for.
+// called under the lease's shard mutex so that a concurrent publish is
+// either seen or waited for. Successive leases go to successive shards.
 func (m *Lock) Acquire(current func() int64, owner string) *Lease {
-	m.mu.Lock()
-	l := &Lease{m: m, Version: current(), Started: time.Now(), Owner: owner}
-	m.leases[l] = struct{}{}
-	m.mu.Unlock()
+	s := &m.shards[m.next.Add(1)%shardCount]
+	s.mu.Lock()
+	l := &Lease{s: s, Version: current(), Started: time.Now(), Owner: owner}
+	s.leases[l] = struct{}{}
+	s.mu.Unlock()
 	return l
 }
 
@@ -52,29 +80,32 @@ func (l *Lease) Release() {
 	if l == nil {
 		return
 	}
-	l.m.mu.Lock()
-	delete(l.m.leases, l)
-	l.m.mu.Unlock()
+	l.s.mu.Lock()
+	delete(l.s.leases, l)
+	l.s.mu.Unlock()
 }
 
 // Renew moves the lease to the version current returns (a transaction that
 // issued DDL sees the new schema, as MySQL's implicit commit does).
 func (l *Lease) Renew(v int64) {
-	l.m.mu.Lock()
+	l.s.mu.Lock()
 	l.Version = v
-	l.m.mu.Unlock()
+	l.s.mu.Unlock()
 }
 
 // Oldest returns the oldest lease on a version in [lo, v), other than
 // except, or nil.
 func (m *Lock) Oldest(lo, v int64, except *Lease) *Lease {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var oldest *Lease
-	for l := range m.leases {
-		if l != except && l.Version >= lo && l.Version < v && (oldest == nil || l.Started.Before(oldest.Started)) {
-			oldest = l
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		for l := range s.leases {
+			if l != except && l.Version >= lo && l.Version < v && (oldest == nil || l.Started.Before(oldest.Started)) {
+				oldest = l
+			}
 		}
+		s.mu.Unlock()
 	}
 	return oldest
 }
@@ -115,7 +146,12 @@ func (m *Lock) WaitRange(ctx context.Context, lo, v int64, except *Lease, warnAf
 
 // Count returns the number of live leases.
 func (m *Lock) Count() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.leases)
+	n := 0
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		n += len(s.leases)
+		s.mu.Unlock()
+	}
+	return n
 }

@@ -2,6 +2,9 @@ package mdl
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -59,5 +62,42 @@ func TestLeaseRenew(t *testing.T) {
 	l.Renew(2)
 	if m.Oldest(0, 2, nil) != nil {
 		t.Fatal("renewed lease still blocks")
+	}
+}
+
+// TestPublishSeenOrWaited: sessions take and drop leases on every shard
+// while versions are published; once Wait for a version returns, no lease
+// on an older one is left, however the acquires interleave with the wait's
+// reading of the shards.
+func TestPublishSeenOrWaited(t *testing.T) {
+	m := New()
+	var version atomic.Int64
+	cur := func() int64 { return version.Load() }
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				l := m.Acquire(cur, "session")
+				runtime.Gosched()
+				l.Release()
+			}
+		}()
+	}
+	for v := int64(1); v <= 300; v++ {
+		version.Store(v)
+		if err := m.Wait(context.Background(), v, nil, time.Hour, nil); err != nil {
+			t.Fatal(err)
+		}
+		if l := m.Oldest(0, v, nil); l != nil {
+			t.Fatalf("a lease on version %d after the wait for %d", l.Version, v)
+		}
+	}
+	cancel()
+	wg.Wait()
+	if n := m.Count(); n != 0 {
+		t.Fatalf("%d leases left", n)
 	}
 }
