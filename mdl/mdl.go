@@ -97,17 +97,24 @@ func (l *Lease) Renew(v int64) {
 // except, or nil.
 func (m *Lock) Oldest(lo, v int64, except *Lease) *Lease {
 	var oldest *Lease
-	for i := range m.shards {
-		s := &m.shards[i]
-		s.mu.Lock()
+	m.eachShard(func(s *shard) {
 		for l := range s.leases {
 			if l != except && l.Version >= lo && l.Version < v && (oldest == nil || l.Started.Before(oldest.Started)) {
 				oldest = l
 			}
 		}
+	})
+	return oldest
+}
+
+// eachShard runs f on every shard in turn, under that shard's mutex.
+func (m *Lock) eachShard(f func(*shard)) {
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		f(s)
 		s.mu.Unlock()
 	}
-	return oldest
 }
 
 // Wait blocks until no lease below version v remains (except one, the
@@ -147,11 +154,6 @@ func (m *Lock) WaitRange(ctx context.Context, lo, v int64, except *Lease, warnAf
 // Count returns the number of live leases.
 func (m *Lock) Count() int {
 	n := 0
-	for i := range m.shards {
-		s := &m.shards[i]
-		s.mu.Lock()
-		n += len(s.leases)
-		s.mu.Unlock()
-	}
+	m.eachShard(func(s *shard) { n += len(s.leases) })
 	return n
 }
