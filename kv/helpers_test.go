@@ -32,7 +32,7 @@ func metricValue(t testing.TB, m prometheus.Metric) float64 {
 // durability tests opt back in) and to no background GC.
 func openTest(t testing.TB, mod func(*Options)) *Store {
 	t.Helper()
-	opts := Options{Dir: t.TempDir(), NoSync: true, GCInterval: -1, CacheSize: 8 << 20}
+	opts := Options{Dir: t.TempDir(), NoSync: true, GCInterval: -1, CacheSize: 8 << 20, quietFlushEvery: -1}
 	if mod != nil {
 		mod(&opts)
 	}

@@ -62,6 +62,10 @@ type Options struct {
 	// fs is the file system under the store; tests inject failures with
 	// it. Default vfs.Default.
 	fs vfs.FS
+	// quietFlushEvery is how often a memtable that writes stopped filling
+	// is looked for (quietflush.go); default quietFlushInterval when zero,
+	// never when negative (tests that tick it themselves).
+	quietFlushEvery time.Duration
 }
 
 const (
@@ -108,6 +112,10 @@ type Store struct {
 	// singleDelMisuse counts compactions that found a purged version
 	// written twice: always zero unless a bug breaks purge's premise.
 	singleDelMisuse *atomic.Int64
+	// quiet and memtableSize drive the flush of a memtable that writes
+	// stopped filling (quietflush.go).
+	quiet        *quietFlush
+	memtableSize int64
 
 	// mu guards the timestamp oracle, the in-flight commit queue and the
 	// registrations that bound GC. It sits on every transaction's path
@@ -212,12 +220,16 @@ func Open(opts Options) (*Store, error) {
 	// A purge's SingleDelete that meets two Sets of its version would
 	// bring the older one back (purge.go); none should ever happen.
 	misuse := new(atomic.Int64)
-	popts.AddEventListener(pebble.EventListener{PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
-		if info.Kind == pebble.NondeterministicSingleDelete {
-			misuse.Add(1)
-			opts.Logger.Error("kv: a purged version was written more than once", "key", fmt.Sprintf("%x", info.UserKey))
-		}
-	}})
+	quiet := new(quietFlush)
+	popts.AddEventListener(pebble.EventListener{
+		PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
+			if info.Kind == pebble.NondeterministicSingleDelete {
+				misuse.Add(1)
+				opts.Logger.Error("kv: a purged version was written more than once", "key", fmt.Sprintf("%x", info.UserKey))
+			}
+		},
+		FlushBegin: func(pebble.FlushInfo) { quiet.flushed.Store(true) },
+	})
 	// An index build ingests its sstables into a key range that the
 	// table's own sstables span without holding any key in it (an index's
 	// keys sort between the table's other indexes and its rows). Without
@@ -285,7 +297,9 @@ func Open(opts Options) (*Store, error) {
 		stopGC:   make(chan struct{}),
 		metrics:  newMetrics(),
 		rows:     newRowCache(opts.RowCacheSize),
+		quiet:    quiet,
 
+		memtableSize:    opts.MemTableSize,
 		singleDelMisuse: misuse,
 	}
 	s.popts.EnsureDefaults()
@@ -330,6 +344,13 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("kv: open: %w", err)
 	}
 
+	if opts.quietFlushEvery == 0 {
+		opts.quietFlushEvery = quietFlushInterval
+	}
+	if opts.quietFlushEvery > 0 {
+		s.bg.Add(1)
+		go s.every(opts.quietFlushEvery, s.quietFlushTick)
+	}
 	if opts.GCInterval > 0 {
 		s.bg.Add(2)
 		go s.every(opts.GCInterval, s.gcPassTick)
