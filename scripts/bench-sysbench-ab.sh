@@ -10,6 +10,11 @@
 # every server in turn), e.g. to build up row history before a read
 # workload. Each line also gives the server's CPU time per transaction
 # (steadier than TPS on a shared machine). Data goes to /tmp/abn.
+# SEQ=GAP runs all the steps of a round on one server, back to back, then
+# waits GAP seconds before the next server's turn: no server's background
+# work (flushes, compactions) after one step lands in another server's
+# next step, and what a step leaves behind is paid for by the step after
+# it on the same server.
 set -uo pipefail
 ROWS=$1 SECS=$2 ROUNDS=$3; shift 3
 pkill -f "serve --data-dir /tmp/abn" ; sleep 1
@@ -35,14 +40,25 @@ for j in "${!ports[@]}"; do p=${ports[$j]}
   echo "prepare ${names[$j]} $(echo "$(date +%s.%N) - $t0" | bc)"
 done
 steps=${STEPS:-${WL:-oltp_read_write}:${THREADS:-4}:$SECS}
+# run_step ROUND STEP J: one step on server J, one line of results.
+run_step() {
+  local r=$1 step=$2 j=$3 wl threads secs p pid c0 c1 out n
+  IFS=: read -r wl threads secs <<<"$step"
+  p=${ports[$j]}; pid=$(cat /tmp/abn/${names[$j]}.pid); c0=$(awk '{print $14+$15}' /proc/$pid/stat)
+  out=$(sysbench $wl --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$p --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS --threads=$threads --time=$secs --report-interval=0 run)
+  c1=$(awk '{print $14+$15}' /proc/$pid/stat); n=$(echo "$out" | sed -n 's/.*transactions: *\([0-9]*\) .*/\1/p')
+  echo "round $r $wl/$threads ${names[$j]} tps $(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p') cpu_us_per_txn $(( (c1 - c0) * 1000000 / $(getconf CLK_TCK) / n )) p95 $(echo "$out" | grep 95th | tr -s ' ' | cut -d: -f2) rss $(awk '/VmHWM/ {printf "%d", $2/1024}' /proc/$pid/status)"
+}
 for r in $(seq 1 $ROUNDS); do
-  for step in $steps; do IFS=: read -r wl threads secs <<<"$step"
-  for j in "${!ports[@]}"; do p=${ports[$j]}
-    pid=$(cat /tmp/abn/${names[$j]}.pid); c0=$(awk '{print $14+$15}' /proc/$pid/stat)
-    out=$(sysbench $wl --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$p --mysql-user=root --mysql-db=sbtest --tables=1 --table-size=$ROWS --threads=$threads --time=$secs --report-interval=0 run)
-    c1=$(awk '{print $14+$15}' /proc/$pid/stat); n=$(echo "$out" | sed -n 's/.*transactions: *\([0-9]*\) .*/\1/p')
-    echo "round $r $wl/$threads ${names[$j]} tps $(echo "$out" | sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p') cpu_us_per_txn $(( (c1 - c0) * 1000000 / $(getconf CLK_TCK) / n )) p95 $(echo "$out" | grep 95th | tr -s ' ' | cut -d: -f2) rss $(awk '/VmHWM/ {printf "%d", $2/1024}' /proc/$(cat /tmp/abn/${names[$j]}.pid)/status)"
-  done
-  done
+  if [[ -n ${SEQ:-} ]]; then
+    for j in "${!ports[@]}"; do
+      for step in $steps; do run_step $r $step $j; done
+      sleep "$SEQ"
+    done
+  else
+    for step in $steps; do
+      for j in "${!ports[@]}"; do run_step $r $step $j; done
+    done
+  fi
 done
 for j in "${!names[@]}"; do echo "disk ${names[$j]} $(du -sm /tmp/abn/${names[$j]} | cut -f1) MiB"; done
