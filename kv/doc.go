@@ -24,6 +24,9 @@
 //   - how Pebble sees the layout (comparer.go: user key and version apart,
 //     for bloom filters and NextPrefix) and sizes its memory (block cache and
 //     memtables together, which other holders of memory may be charged to);
+//   - when a memtable is flushed besides when it is full: once writes stop
+//     filling it (quietflush.go), so reads do not go on stepping over its
+//     versions;
 //   - the files under Pebble: a full disk noticed and survived
 //     (diskfull.go), WAL files zeroed ahead of their appends and, where
 //     commits are durable, appended with direct I/O (walzero.go), and the

@@ -17,7 +17,8 @@ import (
 // Quiet means that the WAL took in less than memtable/quietFlushRate bytes
 // over the last quietFlushInterval; only a memtable that took in at least
 // memtable/quietFlushFloor bytes since the last flush is worth one, so a
-// trickle of writes flushes no more than a few times per memtable's worth.
+// trickle of writes flushes at most quietFlushFloor times per memtable's
+// worth of bytes.
 
 const (
 	quietFlushInterval = time.Second
