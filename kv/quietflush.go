@@ -15,7 +15,7 @@ import (
 // the flush, and what remains is read from sstables' contiguous blocks.
 //
 // Quiet means that the WAL took in less than memtable/quietFlushRate bytes
-// over the last quietFlushInterval; only a memtable that took in at least
+// since the last tick (every quietFlushInterval); only a memtable that took in at least
 // memtable/quietFlushFloor bytes since the last flush is worth one, so a
 // trickle of writes flushes at most quietFlushFloor times per memtable's
 // worth of bytes.
@@ -34,9 +34,8 @@ type quietFlush struct {
 	flushed    atomic.Bool
 }
 
-// observe takes the WAL's bytes in at this tick and whether a flush is
-// under way, and reports whether to flush the mutable memtable
-// of memtable bytes now.
+// observe takes the WAL's bytes in at this tick, whether a flush is under
+// way and the memtable size, and reports whether to flush now.
 func (q *quietFlush) observe(walIn uint64, busy bool, memtable int64) bool {
 	grew := walIn - q.walIn
 	q.walIn = walIn

@@ -179,6 +179,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.GCInterval == 0 {
 		opts.GCInterval = defaultGCInterval
 	}
+	if opts.quietFlushEvery == 0 {
+		opts.quietFlushEvery = quietFlushInterval
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -344,9 +347,6 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("kv: open: %w", err)
 	}
 
-	if opts.quietFlushEvery == 0 {
-		opts.quietFlushEvery = quietFlushInterval
-	}
 	if opts.quietFlushEvery > 0 {
 		s.bg.Add(1)
 		go s.every(opts.quietFlushEvery, s.quietFlushTick)
