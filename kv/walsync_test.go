@@ -92,11 +92,19 @@ func TestWALSyncFile(t *testing.T) {
 		t.Fatalf("%d background fsyncs without a write in between, want 1", n)
 	}
 
-	// Close fsyncs what was written since, before the loop gets to it.
-	_, err = f.Write([]byte("eof"))
-	must(t, err)
-	syncs := under.syncs.Load()
 	must(t, f.Close())
+
+	// Close fsyncs what was written since the last fsync. A loop that
+	// would not tick for an hour cannot get to it first.
+	slow := newWALSyncFS(under, slog.Default(), time.Hour)
+	defer slow.Close()
+	h, err := slow.Create("000004.log", walCategory)
+	must(t, err)
+	_, err = h.Write([]byte("eof"))
+	must(t, err)
+	must(t, h.Sync())
+	syncs := under.syncs.Load()
+	must(t, h.Close())
 	if under.syncs.Load() != syncs+1 {
 		t.Fatal("closing a written WAL file did not fsync it")
 	}
