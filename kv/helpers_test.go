@@ -344,3 +344,16 @@ func checkKept(t testing.TB, s *Store, m model, sp uint64, dropTombstone bool, r
 		t.Fatalf("removed %d versions, want %d", removed, wantRemoved)
 	}
 }
+
+// uncachedIter is NewIter answered by Pebble alone, never by the range
+// cache: what the cache's answers must equal.
+func (t *Txn) uncachedIter(lower, upper []byte) Iterator {
+	snap, err := newMVCCIter(t.s.db, lower, upper, t.readTS, false, nil)
+	if err != nil {
+		return &errIter{err: err}
+	}
+	it := newTxnIterOver(t, snap, lower, upper, false)
+	it.idx = len(t.iters)
+	t.iters = append(t.iters, it)
+	return it
+}

@@ -216,11 +216,13 @@ func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
 	for _, in := range ins {
 		raiseHorizon(&s.bypassHorizon, in.ts)
 	}
+	s.clearRanges()
 	stats, err := s.db.IngestWithStats(ctx, paths)
 	s.bypasses.Add(1)
 	if s.rows != nil {
 		s.rows.clear()
 	}
+	s.clearRanges()
 	if err == nil {
 		s.log.Info("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)
 	}
@@ -259,10 +261,21 @@ func (s *Store) ClearRange(lo, hi []byte) error {
 	}
 	// Escaping preserves order, and every version of a key below hi
 	// sorts below escape(hi) (see the layout in keys.go).
+	s.clearRanges()
 	err := s.db.DeleteRange(appendEscaped(nil, lo), appendEscaped(nil, hi), s.writeOpts)
 	s.bypasses.Add(1)
 	if s.rows != nil {
 		s.rows.clear()
 	}
+	s.clearRanges()
 	return err
+}
+
+// clearRanges empties the range cache around versions that appear without
+// a commit: before, so no scan answers from it while they land, and after,
+// so no fill that read before they landed is kept.
+func (s *Store) clearRanges() {
+	if s.ranges != nil {
+		s.ranges.clear()
+	}
 }

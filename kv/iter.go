@@ -41,9 +41,46 @@ type mvccIter struct {
 	val    []byte // current value; aliases Pebble (forward) or valBuf (reverse)
 	valBuf []byte
 	seek   []byte
+
+	// fill, when set, records what a forward scan yields for the range
+	// cache (rangecache.go); upper is then the scan's bound.
+	fill  *rangeFill
+	upper []byte
+	// cached, when it is non-nil, is what the scan yields instead of Pebble
+	// (it is nil then): the range cache's entries, at cpos.
+	cached []rangeEntry
+	cpos   int
 }
 
-func newMVCCIter(db *pebble.DB, lower, upper []byte, ts uint64, reverse bool) (*mvccIter, error) {
+// newSnapIter returns the newest versions at or below ts in [lower, upper):
+// from the range cache when it covers the range, else from Pebble,
+// recording a forward scan for the cache.
+func (s *Store) newSnapIter(lower, upper []byte, ts uint64, reverse bool) (*mvccIter, error) {
+	if s.ranges == nil || reverse || upper == nil {
+		return newMVCCIter(s.db, lower, upper, ts, reverse, nil)
+	}
+	if ents, ok := s.ranges.read(lower, upper, ts, nil); ok {
+		m := &mvccIter{ts: ts, cached: ents}
+		m.settleCached()
+		return m, nil
+	}
+	f := s.ranges.startFill(lower, upper, ts)
+	m, err := newMVCCIter(s.db, lower, upper, ts, false, f)
+	if err != nil {
+		f.finish(nil)
+	}
+	return m, err
+}
+
+func (m *mvccIter) settleCached() {
+	m.valid = m.cpos < len(m.cached)
+	if m.valid {
+		e := &m.cached[m.cpos]
+		m.key, m.val = e.key, e.val
+	}
+}
+
+func newMVCCIter(db *pebble.DB, lower, upper []byte, ts uint64, reverse bool, fill *rangeFill) (*mvccIter, error) {
 	opts := &pebble.IterOptions{LowerBound: appendPrefix(nil, lower)}
 	if upper != nil {
 		opts.UpperBound = appendPrefix(nil, upper)
@@ -52,7 +89,7 @@ func newMVCCIter(db *pebble.DB, lower, upper []byte, ts uint64, reverse bool) (*
 	if err != nil {
 		return nil, err
 	}
-	m := &mvccIter{it: it, ts: ts, reverse: reverse}
+	m := &mvccIter{it: it, ts: ts, reverse: reverse, fill: fill, upper: upper}
 	if reverse {
 		m.it.Last()
 		m.settleReverse()
@@ -65,6 +102,11 @@ func newMVCCIter(db *pebble.DB, lower, upper []byte, ts uint64, reverse bool) (*
 
 func (m *mvccIter) next() {
 	if !m.valid {
+		return
+	}
+	if m.cached != nil {
+		m.cpos++
+		m.settleCached()
 		return
 	}
 	if m.reverse {
@@ -100,6 +142,11 @@ func (m *mvccIter) settleForward() {
 			return
 		}
 		m.prefix = append(m.prefix[:0], p...)
+		if ts > m.ts && m.fill != nil {
+			// Each turn starts on a key's newest version: the scan does
+			// not see it, so the cache must not take what it sees instead.
+			m.fill.skip = true
+		}
 		if ts > m.ts && !m.seekVisibleForward() {
 			continue
 		}
@@ -119,11 +166,21 @@ func (m *mvccIter) settleForward() {
 		m.key = appendUnescaped(m.key[:0], m.prefix)
 		m.val = v[1:]
 		m.valid = true
+		if m.fill != nil {
+			m.fill.add(m.key, ts, m.val)
+		}
 		return
 	}
 	m.valid = false
 	if m.err == nil {
 		m.err = m.it.Error()
+	}
+	if m.fill != nil {
+		if m.err != nil {
+			m.fill.finish(nil)
+		} else {
+			m.fill.finish(m.upper)
+		}
 	}
 }
 
@@ -231,6 +288,18 @@ func (m *mvccIter) settleReverse() {
 }
 
 func (m *mvccIter) close() error {
+	if m.fill != nil {
+		// Closed before the end: what it read covers the keys up to and
+		// including the current one.
+		var end []byte
+		if m.valid {
+			end = append(bytes.Clone(m.key), 0x00)
+		}
+		m.fill.finish(end)
+	}
+	if m.it == nil {
+		return nil
+	}
 	return m.it.Close()
 }
 
@@ -319,10 +388,14 @@ type txnIter struct {
 }
 
 func newTxnIter(t *Txn, lower, upper []byte, reverse bool) (*txnIter, error) {
-	snap, err := newMVCCIter(t.s.db, lower, upper, t.readTS, reverse)
+	snap, err := t.s.newSnapIter(lower, upper, t.readTS, reverse)
 	if err != nil {
 		return nil, err
 	}
+	return newTxnIterOver(t, snap, lower, upper, reverse), nil
+}
+
+func newTxnIterOver(t *Txn, snap *mvccIter, lower, upper []byte, reverse bool) *txnIter {
 	it := &txnIter{txn: t, snap: snap, reverse: reverse}
 	if t.buf != nil && t.buf.Len() > 0 {
 		// Freeze the buffer for this iterator: writes made while iterating
@@ -334,7 +407,7 @@ func newTxnIter(t *Txn, lower, upper []byte, reverse bool) (*txnIter, error) {
 		}
 	}
 	it.settle()
-	return it, nil
+	return it
 }
 
 func (it *txnIter) settle() {

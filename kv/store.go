@@ -58,6 +58,10 @@ type Options struct {
 	// newest version of recently read and written keys for point reads;
 	// default 64 MiB when zero, none when negative.
 	RowCacheSize int64
+	// RangeCacheSize bounds the range cache (rangecache.go), which keeps
+	// the newest versions of the keys in ranges that short scans read
+	// recently; default 32 MiB when zero, none when negative.
+	RangeCacheSize int64
 
 	// fs is the file system under the store; tests inject failures with
 	// it. Default vfs.Default.
@@ -73,6 +77,7 @@ const (
 	defaultCacheSize  = 128 << 20
 	defaultMemTable   = 32 << 20
 	defaultRowCache   = 64 << 20
+	defaultRangeCache = 32 << 20
 
 	// hwmLead is how far ahead of the timestamps handed out the persisted
 	// high-water mark is pushed. After a crash the oracle restarts above the
@@ -107,7 +112,8 @@ type Store struct {
 	// bypasses counts completed Ingests and ClearRanges: an iterator
 	// opened before one of them misses what it changed.
 	bypasses atomic.Uint64
-	rows     *rowCache // nil: no row cache
+	rows     *rowCache   // nil: no row cache
+	ranges   *rangeCache // nil: no range cache
 	metrics  metrics
 	// singleDelMisuse counts compactions that found a purged version
 	// written twice: always zero unless a bug breaks purge's premise.
@@ -190,6 +196,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.RowCacheSize == 0 {
 		opts.RowCacheSize = defaultRowCache
+	}
+	if opts.RangeCacheSize == 0 {
+		opts.RangeCacheSize = defaultRangeCache
 	}
 	if opts.MemTableSize <= 0 {
 		opts.MemTableSize = min(defaultMemTable, opts.CacheSize/4)
@@ -300,6 +309,7 @@ func Open(opts Options) (*Store, error) {
 		stopGC:   make(chan struct{}),
 		metrics:  newMetrics(),
 		rows:     newRowCache(opts.RowCacheSize),
+		ranges:   newRangeCache(opts.RangeCacheSize),
 		quiet:    quiet,
 
 		memtableSize:    opts.MemTableSize,

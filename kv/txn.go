@@ -456,6 +456,9 @@ func (t *Txn) checkAndApply(writes []bufWrite, size int) (commitTS uint64, err e
 	if len(purge) > 0 {
 		s.purges.push(purge)
 	}
+	if s.ranges != nil {
+		s.ranges.committed(writes, commitTS)
+	}
 	return commitTS, nil
 }
 
