@@ -17,6 +17,10 @@
 //   - the row cache (rowcache.go): the newest version of hot keys, which
 //     a point read at or above that version's timestamp may use instead of
 //     Pebble; commits keep it current under the same latches;
+//   - the range cache (rangecache.go): the newest version of every key in
+//     ranges that short forward scans read recently, which a scan at or
+//     above those versions' timestamps may read instead of Pebble; commits
+//     keep it current, and scans that raced a commit do not fill it;
 //   - garbage collection of versions that no reader can observe any more:
 //     the purge (purge.go) of the versions commits replace, as soon as the
 //     safe point passes the replacing commit, and a background pass over

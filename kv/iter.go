@@ -59,11 +59,13 @@ func (s *Store) newSnapIter(lower, upper []byte, ts uint64, reverse bool) (*mvcc
 	if s.ranges == nil || reverse || upper == nil {
 		return newMVCCIter(s.db, lower, upper, ts, reverse, nil)
 	}
-	if ents, ok := s.ranges.read(lower, upper, ts, nil); ok {
+	if ents, ok := s.ranges.read(lower, upper, ts); ok {
+		s.metrics.rangeScans.WithLabelValues("hit").Inc()
 		m := &mvccIter{ts: ts, cached: ents}
 		m.settleCached()
 		return m, nil
 	}
+	s.metrics.rangeScans.WithLabelValues("miss").Inc()
 	f := s.ranges.startFill(lower, upper, ts)
 	m, err := newMVCCIter(s.db, lower, upper, ts, false, f)
 	if err != nil {
@@ -175,12 +177,18 @@ func (m *mvccIter) settleForward() {
 	if m.err == nil {
 		m.err = m.it.Error()
 	}
+	if m.err != nil {
+		m.finishFill(nil)
+	} else {
+		m.finishFill(m.upper)
+	}
+}
+
+// finishFill hands the fill over to the cache, covering [lower, end).
+func (m *mvccIter) finishFill(end []byte) {
 	if m.fill != nil {
-		if m.err != nil {
-			m.fill.finish(nil)
-		} else {
-			m.fill.finish(m.upper)
-		}
+		m.fill.finish(end)
+		m.fill = nil
 	}
 }
 
@@ -295,7 +303,7 @@ func (m *mvccIter) close() error {
 		if m.valid {
 			end = append(bytes.Clone(m.key), 0x00)
 		}
-		m.fill.finish(end)
+		m.finishFill(end)
 	}
 	if m.it == nil {
 		return nil

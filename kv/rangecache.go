@@ -84,7 +84,6 @@ type rangeFill struct {
 	skip         bool // the scan met a version above ts, or too many rows
 	buf          []byte
 	offs         []rangeOff
-	done         bool
 }
 
 type rangeOff struct {
@@ -113,30 +112,32 @@ func (c *rangeCache) containing(key []byte) *rangeInterval {
 
 // read returns the live keys of [lower, upper) as of timestamp r, if
 // intervals cover the range and hold nothing in it newer than r. The
-// entries must not be modified.
-func (c *rangeCache) read(lower, upper []byte, r uint64, dst []rangeEntry) ([]rangeEntry, bool) {
+// entries must not be modified; they may be the interval's own, which
+// commits replace rather than change.
+func (c *rangeCache) read(lower, upper []byte, r uint64) ([]rangeEntry, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	dst = dst[:0]
+	var out []rangeEntry
 	iv := c.containing(lower)
 	for pos := lower; ; {
 		if iv == nil || iv.validFrom > r {
 			return nil, false
 		}
 		i, _ := slices.BinarySearchFunc(iv.ents, pos, cmpEntryKey)
-		for ; i < len(iv.ents); i++ {
-			e := iv.ents[i]
-			if bytes.Compare(e.key, upper) >= 0 {
-				break
-			}
-			if e.ts > r {
+		j := i
+		for ; j < len(iv.ents) && bytes.Compare(iv.ents[j].key, upper) < 0; j++ {
+			if iv.ents[j].ts > r {
 				return nil, false
 			}
-			dst = append(dst, e)
 		}
 		iv.used.Store(true)
-		if bytes.Compare(upper, iv.end) <= 0 {
-			return dst, true
+		last := bytes.Compare(upper, iv.end) <= 0
+		if last && out == nil {
+			return iv.ents[i:j:j], true
+		}
+		out = append(out, iv.ents[i:j]...)
+		if last {
+			return out, true
 		}
 		pos = iv.end
 		_, iv, _ = c.tree.Get(pos)
@@ -148,12 +149,18 @@ func cmpEntryKey(e rangeEntry, k []byte) int { return bytes.Compare(e.key, k) }
 // startFill registers a scan of [lower, upper) at timestamp ts; the caller
 // opens its Pebble iterator afterwards.
 func (c *rangeCache) startFill(lower, upper []byte, ts uint64) *rangeFill {
-	f := &rangeFill{c: c, lower: bytes.Clone(lower), upper: bytes.Clone(upper), ts: ts}
+	f := fillPool.Get().(*rangeFill)
+	*f = rangeFill{c: c, lower: append(f.lower[:0], lower...), upper: append(f.upper[:0], upper...), ts: ts,
+		buf: f.buf[:0], offs: f.offs[:0]}
 	c.mu.Lock()
 	c.pending = append(c.pending, f)
 	c.mu.Unlock()
 	return f
 }
+
+// fillPool recycles fills' buffers: a scan that misses records every row
+// it reads, and most of what it records is copied into intervals or dropped.
+var fillPool = sync.Pool{New: func() any { return new(rangeFill) }}
 
 // add records the next live key the scan yields, at its newest version.
 func (f *rangeFill) add(key []byte, ts uint64, val []byte) {
@@ -171,23 +178,21 @@ func (f *rangeFill) add(key []byte, ts uint64, val []byte) {
 }
 
 // finish ends the fill: it becomes intervals over [f.lower, end) when
-// nothing voided it. A nil end abandons it.
+// nothing voided it. A nil end abandons it. The fill must not be used
+// afterwards.
 func (f *rangeFill) finish(end []byte) {
-	if f.done {
-		return
-	}
-	f.done = true
 	c := f.c
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if i := slices.Index(c.pending, f); i >= 0 {
 		c.pending = slices.Delete(c.pending, i, i+1)
 	}
-	if f.void || f.skip || end == nil || bytes.Compare(f.lower, end) >= 0 {
-		return
+	if !f.void && !f.skip && end != nil && bytes.Compare(f.lower, end) < 0 {
+		c.installLocked(f, end)
+		c.evictLocked()
 	}
-	c.installLocked(f, end)
-	c.evictLocked()
+	c.mu.Unlock()
+	f.c = nil
+	fillPool.Put(f)
 }
 
 // installLocked adds intervals over the gaps of [f.lower, end).
@@ -300,19 +305,22 @@ func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 		if iv == nil {
 			continue
 		}
+		// Scans may hold the old slice: it is replaced, never changed.
 		i, found := slices.BinarySearchFunc(iv.ents, w.key, cmpEntryKey)
 		switch {
 		case w.del && found:
-			iv.ents = slices.Delete(iv.ents, i, i+1)
+			iv.ents = slices.Concat(iv.ents[:i], iv.ents[i+1:])
 			iv.validFrom = max(iv.validFrom, ts)
 			c.resize(iv, -int64(len(w.key)+rangeEntryOverhead))
 		case w.del:
 		case found:
 			old := iv.ents[i].val
+			iv.ents = slices.Clone(iv.ents)
 			iv.ents[i].val, iv.ents[i].ts = bytes.Clone(w.val), ts
 			c.resize(iv, int64(len(w.val)-len(old)))
 		default:
-			iv.ents = slices.Insert(iv.ents, i, rangeEntry{key: bytes.Clone(w.key), val: bytes.Clone(w.val), ts: ts})
+			e := rangeEntry{key: bytes.Clone(w.key), val: bytes.Clone(w.val), ts: ts}
+			iv.ents = slices.Concat(iv.ents[:i], []rangeEntry{e}, iv.ents[i:])
 			c.resize(iv, int64(len(w.key)+len(w.val)+rangeEntryOverhead))
 		}
 	}

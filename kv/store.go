@@ -673,6 +673,9 @@ type metrics struct {
 	lockWaits prometheus.Counter
 	deadlocks prometheus.Counter
 	purged    prometheus.Counter
+	// rangeScans counts bounded forward scans, by whether the range cache
+	// answered them ("hit") or Pebble did ("miss").
+	rangeScans *prometheus.CounterVec
 }
 
 func newMetrics() metrics {
@@ -710,6 +713,10 @@ func newMetrics() metrics {
 			Name: "kv_purged_versions_total",
 			Help: "Superseded row versions deleted as soon as no reader could see them (the background GC pass's removals are not counted).",
 		}),
+		rangeScans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kv_range_cache_scans_total",
+			Help: "Bounded forward scans, by whether the range cache answered them (hit) or Pebble did (miss).",
+		}, []string{"result"}),
 	}
 }
 
@@ -725,5 +732,5 @@ func (s *Store) Collectors() []prometheus.Collector {
 		}
 		return 0
 	})
-	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, m.locks, m.lockWaits, m.deadlocks, m.purged, diskFull}
+	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, m.locks, m.lockWaits, m.deadlocks, m.purged, m.rangeScans, diskFull}
 }

@@ -69,10 +69,10 @@ type Config struct {
 	// collection defaults (history kept only while readable; a full pass
 	// every minute).
 	GCLifetime, GCInterval time.Duration
-	// CacheSize, MemTableSize and RowCacheSize size the store's memory
-	// (kv.Options); zero keeps its defaults, a negative RowCacheSize
-	// turns the row cache off.
-	CacheSize, MemTableSize, RowCacheSize int64
+	// CacheSize, MemTableSize, RowCacheSize and RangeCacheSize size the
+	// store's memory (kv.Options); zero keeps its defaults, a negative
+	// RowCacheSize or RangeCacheSize turns that cache off.
+	CacheSize, MemTableSize, RowCacheSize, RangeCacheSize int64
 	// Testing exposes fault-injection system variables for crash tests.
 	Testing bool
 	// MaxConnections is max_connections' value at startup; 0 keeps
@@ -137,7 +137,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	store, err := kv.Open(kv.Options{Dir: cfg.DataDir, NoSync: cfg.NoSync, WALBuffering: cfg.WALBuffering, Logger: cfg.Logger,
 		GCLifetime: cfg.GCLifetime, GCInterval: cfg.GCInterval,
-		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, RowCacheSize: cfg.RowCacheSize})
+		CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, RowCacheSize: cfg.RowCacheSize, RangeCacheSize: cfg.RangeCacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
