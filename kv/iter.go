@@ -46,10 +46,12 @@ type mvccIter struct {
 	// cache (rangecache.go); upper is then the scan's bound.
 	fill  *rangeFill
 	upper []byte
-	// cached, when it is non-nil, is what the scan yields instead of Pebble
-	// (it is nil then): the range cache's entries, at cpos.
-	cached []rangeEntry
+	// cached says the scan yields segs, the range cache's entries, instead
+	// of Pebble (it is nil then); the current one is segs[0][cpos].
+	cached bool
+	segs   [][]rangeEntry
 	cpos   int
+	segBuf [2][]rangeEntry
 }
 
 // newSnapIter returns the newest versions at or below ts in [lower, upper):
@@ -59,25 +61,29 @@ func (s *Store) newSnapIter(lower, upper []byte, ts uint64, reverse bool) (*mvcc
 	if s.ranges == nil || reverse || upper == nil {
 		return newMVCCIter(s.db, lower, upper, ts, reverse, nil)
 	}
-	if ents, ok := s.ranges.read(lower, upper, ts); ok {
+	m := &mvccIter{ts: ts}
+	if segs, ok := s.ranges.read(lower, upper, ts, m.segBuf[:0]); ok {
 		s.metrics.rangeScans.WithLabelValues("hit").Inc()
-		m := &mvccIter{ts: ts, cached: ents}
+		m.cached, m.segs = true, segs
 		m.settleCached()
 		return m, nil
 	}
 	s.metrics.rangeScans.WithLabelValues("miss").Inc()
 	f := s.ranges.startFill(lower, upper, ts)
 	m, err := newMVCCIter(s.db, lower, upper, ts, false, f)
-	if err != nil {
+	if err != nil && f != nil {
 		f.finish(nil)
 	}
 	return m, err
 }
 
 func (m *mvccIter) settleCached() {
-	m.valid = m.cpos < len(m.cached)
+	for len(m.segs) > 0 && m.cpos == len(m.segs[0]) {
+		m.segs, m.cpos = m.segs[1:], 0
+	}
+	m.valid = len(m.segs) > 0
 	if m.valid {
-		e := &m.cached[m.cpos]
+		e := &m.segs[0][m.cpos]
 		m.key, m.val = e.key, e.val
 	}
 }
@@ -106,7 +112,7 @@ func (m *mvccIter) next() {
 	if !m.valid {
 		return
 	}
-	if m.cached != nil {
+	if m.cached {
 		m.cpos++
 		m.settleCached()
 		return

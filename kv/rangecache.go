@@ -40,8 +40,9 @@ import (
 //   - versions that bypass commits (Ingester, ClearRange) empty the cache
 //     and void the fills in progress.
 //
-// Past its budget, whole intervals are dropped in CLOCK order: an interval
-// a scan used since the hand last passed is kept one more turn.
+// Past its budget, whole intervals are dropped in CLOCK order: the hand
+// passes an interval once for each scan that used it since (up to three),
+// so a hot interval outlives many that were read once.
 
 // rangeFillMaxRows bounds what one scan records: longer scans (table scans,
 // backfills) would only push the short ones' hot intervals out.
@@ -58,10 +59,13 @@ type rangeEntry struct {
 type rangeInterval struct {
 	start, end []byte
 	validFrom  uint64
+	newest     uint64 // no entry's ts is above it
 	ents       []rangeEntry
 	bytes      int64
-	used       atomic.Bool
-	ring       int // index in rangeCache.ring
+	// uses counts recent scans, up to rangeMaxUses; the clock's hand
+	// takes one off as it passes, and drops the interval at none.
+	uses atomic.Int32
+	ring int // index in rangeCache.ring
 }
 
 type rangeCache struct {
@@ -72,7 +76,18 @@ type rangeCache struct {
 	bytes   int64
 	max     int64
 	pending []*rangeFill
+	// ghosts are ranges whose scans a full cache did not take in (see
+	// startFill), most recent at ghostNext-1.
+	ghosts    [rangeGhosts]struct{ lo, hi []byte }
+	ghostNext int
 }
+
+// rangeMaxUses bounds how many turns of the clock's hand a much-used
+// interval survives unused.
+const rangeMaxUses = 3
+
+// rangeGhosts is how many refused scans a full cache remembers.
+const rangeGhosts = 64
 
 // rangeFill records what one forward scan read, to become intervals when
 // it ends.
@@ -110,34 +125,40 @@ func (c *rangeCache) containing(key []byte) *rangeInterval {
 	return found
 }
 
-// read returns the live keys of [lower, upper) as of timestamp r, if
-// intervals cover the range and hold nothing in it newer than r. The
-// entries must not be modified; they may be the interval's own, which
-// commits replace rather than change.
-func (c *rangeCache) read(lower, upper []byte, r uint64) ([]rangeEntry, bool) {
+// read returns the live keys of [lower, upper) as of timestamp r, in
+// order over the returned segments, if intervals cover the range and hold
+// nothing in it newer than r. The entries must not be modified; they are
+// the intervals' own, which commits replace rather than change.
+func (c *rangeCache) read(lower, upper []byte, r uint64, segs [][]rangeEntry) ([][]rangeEntry, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	var out []rangeEntry
 	iv := c.containing(lower)
 	for pos := lower; ; {
 		if iv == nil || iv.validFrom > r {
-			return nil, false
+			return segs, false
 		}
-		i, _ := slices.BinarySearchFunc(iv.ents, pos, cmpEntryKey)
-		j := i
-		for ; j < len(iv.ents) && bytes.Compare(iv.ents[j].key, upper) < 0; j++ {
-			if iv.ents[j].ts > r {
-				return nil, false
+		i, j := 0, len(iv.ents)
+		if bytes.Compare(pos, iv.start) > 0 {
+			i, _ = slices.BinarySearchFunc(iv.ents, pos, cmpEntryKey)
+		}
+		last := bytes.Compare(upper, iv.end) <= 0
+		if last {
+			j, _ = slices.BinarySearchFunc(iv.ents[i:], upper, cmpEntryKey)
+			j += i
+		}
+		if iv.newest > r {
+			for _, e := range iv.ents[i:j] {
+				if e.ts > r {
+					return segs, false
+				}
 			}
 		}
-		iv.used.Store(true)
-		last := bytes.Compare(upper, iv.end) <= 0
-		if last && out == nil {
-			return iv.ents[i:j:j], true
+		if iv.uses.Load() < rangeMaxUses {
+			iv.uses.Add(1)
 		}
-		out = append(out, iv.ents[i:j]...)
+		segs = append(segs, iv.ents[i:j:j])
 		if last {
-			return out, true
+			return segs, true
 		}
 		pos = iv.end
 		_, iv, _ = c.tree.Get(pos)
@@ -146,16 +167,44 @@ func (c *rangeCache) read(lower, upper []byte, r uint64) ([]rangeEntry, bool) {
 
 func cmpEntryKey(e rangeEntry, k []byte) int { return bytes.Compare(e.key, k) }
 
-// startFill registers a scan of [lower, upper) at timestamp ts; the caller
-// opens its Pebble iterator afterwards.
+// startFill registers a scan of [lower, upper) at timestamp ts, which the
+// caller opens its Pebble iterator after. Once the cache is full, only a
+// scan that overlaps an interval or a range recently refused is taken in:
+// a scan of rows nobody reads twice would only push out those that are.
+// It returns nil when the scan is not taken in.
 func (c *rangeCache) startFill(lower, upper []byte, ts uint64) *rangeFill {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bytes >= c.max-c.max/8 && !c.overlapsLocked(lower, upper) {
+		g := &c.ghosts[c.ghostNext]
+		g.lo, g.hi = append(g.lo[:0], lower...), append(g.hi[:0], upper...)
+		c.ghostNext = (c.ghostNext + 1) % rangeGhosts
+		return nil
+	}
 	f := fillPool.Get().(*rangeFill)
 	*f = rangeFill{c: c, lower: append(f.lower[:0], lower...), upper: append(f.upper[:0], upper...), ts: ts,
 		buf: f.buf[:0], offs: f.offs[:0]}
-	c.mu.Lock()
 	c.pending = append(c.pending, f)
-	c.mu.Unlock()
 	return f
+}
+
+// overlapsLocked reports whether [lo, hi) overlaps an interval or a ghost.
+func (c *rangeCache) overlapsLocked(lo, hi []byte) bool {
+	for i := range c.ghosts {
+		g := &c.ghosts[i]
+		if g.hi != nil && bytes.Compare(lo, g.hi) < 0 && bytes.Compare(g.lo, hi) < 0 {
+			return true
+		}
+	}
+	if c.containing(lo) != nil {
+		return true
+	}
+	found := false
+	c.tree.AscendFunc(btreemap.GE(lo), btreemap.LT(hi), func([]byte, *rangeInterval) bool {
+		found = true
+		return false
+	})
+	return found
 }
 
 // fillPool recycles fills' buffers: a scan that misses records every row
@@ -220,47 +269,21 @@ func (c *rangeCache) installLocked(f *rangeFill, end []byte) {
 }
 
 func (c *rangeCache) addGapLocked(f *rangeFill, lo, hi []byte) {
-	iv := &rangeInterval{start: bytes.Clone(lo), end: bytes.Clone(hi), validFrom: f.ts}
-	// The gap's entries get one allocation of their own, so dropping the
-	// interval frees them.
-	first, n, size := -1, 0, 0
+	iv := &rangeInterval{start: bytes.Clone(lo), end: bytes.Clone(hi), validFrom: f.ts, newest: f.ts}
 	prev := 0
-	for i, o := range f.offs {
-		k := f.buf[prev:o.keyEnd]
+	for _, o := range f.offs {
+		k, v := f.buf[prev:o.keyEnd], f.buf[o.keyEnd:o.valEnd]
 		prev = o.valEnd
-		if bytes.Compare(k, lo) < 0 {
-			continue
+		if bytes.Compare(k, lo) >= 0 && bytes.Compare(k, hi) < 0 {
+			// Aliases the fill until pack copies it.
+			iv.ents = append(iv.ents, rangeEntry{key: k, val: v, ts: o.ts})
 		}
-		if bytes.Compare(k, hi) >= 0 {
-			break
-		}
-		if first < 0 {
-			first = i
-		}
-		n++
-		size += o.valEnd - (o.keyEnd - len(k))
 	}
-	if n > 0 {
-		arena := make([]byte, 0, size)
-		iv.ents = make([]rangeEntry, 0, n)
-		prev = 0
-		if first > 0 {
-			prev = f.offs[first-1].valEnd
-		}
-		for _, o := range f.offs[first : first+n] {
-			at := len(arena)
-			arena = append(arena, f.buf[prev:o.valEnd]...)
-			kl := o.keyEnd - prev
-			iv.ents = append(iv.ents, rangeEntry{key: arena[at : at+kl : at+kl], val: arena[at+kl : len(arena) : len(arena)], ts: o.ts})
-			prev = o.valEnd
-		}
-		iv.bytes = int64(size + n*rangeEntryOverhead)
-	}
-	iv.bytes += int64(len(lo)+len(hi)) + rangeEntryOverhead
+	iv.uses.Store(1) // a turn of the clock before it can go
 	iv.ring = len(c.ring)
 	c.ring = append(c.ring, iv)
 	c.tree.ReplaceOrInsert(iv.start, iv)
-	c.bytes += iv.bytes
+	c.pack(iv)
 }
 
 // evictLocked drops intervals until the cache is within its budget.
@@ -270,7 +293,8 @@ func (c *rangeCache) evictLocked() {
 			c.hand = 0
 		}
 		iv := c.ring[c.hand]
-		if iv.used.Swap(false) {
+		if n := iv.uses.Load(); n > 0 {
+			iv.uses.Store(n - 1)
 			c.hand++
 			continue
 		}
@@ -294,6 +318,7 @@ func (c *rangeCache) dropLocked(iv *rangeInterval) {
 func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var touched []*rangeInterval
 	for i := range writes {
 		w := &writes[i]
 		for _, f := range c.pending {
@@ -305,31 +330,53 @@ func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 		if iv == nil {
 			continue
 		}
-		// Scans may hold the old slice: it is replaced, never changed.
+		if !slices.Contains(touched, iv) {
+			// Scans may hold the old slice: it is replaced, never changed.
+			touched = append(touched, iv)
+			iv.ents = slices.Clone(iv.ents)
+		}
+		// The entries alias the commit's buffer until pack copies them.
 		i, found := slices.BinarySearchFunc(iv.ents, w.key, cmpEntryKey)
 		switch {
 		case w.del && found:
-			iv.ents = slices.Concat(iv.ents[:i], iv.ents[i+1:])
+			iv.ents = slices.Delete(iv.ents, i, i+1)
 			iv.validFrom = max(iv.validFrom, ts)
-			c.resize(iv, -int64(len(w.key)+rangeEntryOverhead))
 		case w.del:
 		case found:
-			old := iv.ents[i].val
-			iv.ents = slices.Clone(iv.ents)
-			iv.ents[i].val, iv.ents[i].ts = bytes.Clone(w.val), ts
-			c.resize(iv, int64(len(w.val)-len(old)))
+			iv.ents[i].val, iv.ents[i].ts = w.val, ts
+			iv.newest = max(iv.newest, ts)
 		default:
-			e := rangeEntry{key: bytes.Clone(w.key), val: bytes.Clone(w.val), ts: ts}
-			iv.ents = slices.Concat(iv.ents[:i], []rangeEntry{e}, iv.ents[i:])
-			c.resize(iv, int64(len(w.key)+len(w.val)+rangeEntryOverhead))
+			iv.ents = slices.Insert(iv.ents, i, rangeEntry{key: w.key, val: w.val, ts: ts})
+			iv.newest = max(iv.newest, ts)
 		}
+	}
+	for _, iv := range touched {
+		c.pack(iv)
 	}
 	c.evictLocked()
 }
 
-func (c *rangeCache) resize(iv *rangeInterval, d int64) {
-	iv.bytes += d
-	c.bytes += d
+// pack copies the interval's keys and values into one new allocation, in
+// order: a scan then reads them as one sequential stream, where values
+// allocated one by one as commits replace them would each cost the scan a
+// miss in the CPU's caches.
+func (c *rangeCache) pack(iv *rangeInterval) {
+	size := 0
+	for _, e := range iv.ents {
+		size += len(e.key) + len(e.val)
+	}
+	arena := make([]byte, 0, size)
+	for i := range iv.ents {
+		e := &iv.ents[i]
+		k := len(arena)
+		arena = append(arena, e.key...)
+		v := len(arena)
+		arena = append(arena, e.val...)
+		e.key, e.val = arena[k:v:v], arena[v:len(arena):len(arena)]
+	}
+	old := iv.bytes
+	iv.bytes = int64(size+len(iv.ents)*rangeEntryOverhead+len(iv.start)+len(iv.end)) + rangeEntryOverhead
+	c.bytes += iv.bytes - old
 }
 
 // clear empties the cache and voids the fills in progress, after versions

@@ -14,7 +14,7 @@ import (
 func cachedScan(t testing.TB, txn *Txn, lo, hi string) ([]kvPair, bool) {
 	t.Helper()
 	it := txn.NewIter([]byte(lo), []byte(hi), false)
-	hit := it.(*txnIter).snap.cached != nil
+	hit := it.(*txnIter).snap.cached
 	return collect(t, it), hit
 }
 
@@ -118,8 +118,9 @@ func TestRangeCacheFillVoided(t *testing.T) {
 	})
 }
 
-// TestRangeCacheEvicts: the cache stays within its budget, and an interval
-// scans keep using survives the ones nobody uses.
+// TestRangeCacheEvicts: the cache stays within its budget, an interval
+// scans keep using survives the ones nobody uses, and once full it takes
+// in a range only when read again.
 func TestRangeCacheEvicts(t *testing.T) {
 	const budget = 16 << 10
 	s := openTest(t, func(o *Options) { o.RangeCacheSize = budget })
@@ -134,15 +135,23 @@ func TestRangeCacheEvicts(t *testing.T) {
 		r := s.Begin()
 		defer r.Rollback()
 		it := r.NewIter(benchKey(0), benchKey(10), false)
-		hit := it.(*txnIter).snap.cached != nil
+		hit := it.(*txnIter).snap.cached
+		collect(t, it)
+		return hit
+	}
+	scan := func(i int) bool {
+		r := s.Begin()
+		defer r.Rollback()
+		it := r.NewIter(benchKey(i), benchKey(i+10), false)
+		hit := it.(*txnIter).snap.cached
 		collect(t, it)
 		return hit
 	}
 	hot()
-	for i := 10; i < 990; i += 10 {
-		r := s.Begin()
-		collect(t, r.NewIter(benchKey(i), benchKey(i+10), false))
-		r.Rollback()
+	for i := 10; i < 980; i += 10 {
+		// Twice: a full cache takes in a range the second time it is read.
+		scan(i)
+		scan(i)
 		if !hot() {
 			t.Fatalf("the interval used by every other scan was evicted after the scan at %d", i)
 		}
@@ -150,8 +159,13 @@ func TestRangeCacheEvicts(t *testing.T) {
 			t.Fatalf("cache holds %d bytes, budget %d", got, budget)
 		}
 	}
-	if n := len(s.ranges.ring); n >= 98 {
+	if n := len(s.ranges.ring); n >= 97 {
 		t.Fatalf("%d intervals kept within %d bytes: nothing evicted", n, budget)
+	}
+	for n, want := range []bool{false, false, true} {
+		if hit := scan(980); hit != want {
+			t.Fatalf("read %d of a new range on a full cache: hit %v, want %v", n+1, hit, want)
+		}
 	}
 }
 
@@ -159,9 +173,11 @@ func TestRangeCacheEvicts(t *testing.T) {
 // every scan, answered from the cache or not, against Pebble's own answer
 // at the same snapshot.
 func TestRangeCacheRace(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
+	// The smaller budgets keep the cache full: evicting, and refusing
+	// ranges read once.
+	for seed, budget := range map[uint64]int64{1: 64 << 10, 2: 8 << 10, 3: 2 << 10} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			s := openTest(t, func(o *Options) { o.RangeCacheSize = 64 << 10 })
+			s := openTest(t, func(o *Options) { o.RangeCacheSize = budget })
 			const keys = 200
 			key := func(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
 			var stop atomic.Bool
@@ -203,7 +219,7 @@ func TestRangeCacheRace(t *testing.T) {
 							lo := rng.IntN(keys)
 							hi := lo + 1 + rng.IntN(30)
 							it := txn.NewIter(key(lo), key(hi), false)
-							if it.(*txnIter).snap.cached != nil {
+							if it.(*txnIter).snap.cached {
 								hits.Add(1)
 							}
 							got := collect(t, it)
