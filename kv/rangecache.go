@@ -62,6 +62,11 @@ type rangeInterval struct {
 	newest     uint64 // no entry's ts is above it
 	ents       []rangeEntry
 	bytes      int64
+	// loose counts entries that commits put outside the packed
+	// allocation since the last pack.
+	loose int
+	// unread counts commits to the interval since a scan last used it.
+	unread atomic.Int32
 	// uses counts recent scans, up to rangeMaxUses; the clock's hand
 	// takes one off as it passes, and drops the interval at none.
 	uses atomic.Int32
@@ -85,6 +90,10 @@ type rangeCache struct {
 // rangeMaxUses bounds how many turns of the clock's hand a much-used
 // interval survives unused.
 const rangeMaxUses = 3
+
+// rangeMaxUnread is how many commits to an interval without a scan using
+// it in between drop it.
+const rangeMaxUnread = 32
 
 // rangeGhosts is how many refused scans a full cache remembers.
 const rangeGhosts = 64
@@ -155,6 +164,9 @@ func (c *rangeCache) read(lower, upper []byte, r uint64, segs [][]rangeEntry) ([
 		}
 		if iv.uses.Load() < rangeMaxUses {
 			iv.uses.Add(1)
+		}
+		if iv.unread.Load() != 0 {
+			iv.unread.Store(0)
 		}
 		segs = append(segs, iv.ents[i:j:j])
 		if last {
@@ -335,7 +347,6 @@ func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 			touched = append(touched, iv)
 			iv.ents = slices.Clone(iv.ents)
 		}
-		// The entries alias the commit's buffer until pack copies them.
 		i, found := slices.BinarySearchFunc(iv.ents, w.key, cmpEntryKey)
 		switch {
 		case w.del && found:
@@ -343,15 +354,26 @@ func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 			iv.validFrom = max(iv.validFrom, ts)
 		case w.del:
 		case found:
-			iv.ents[i].val, iv.ents[i].ts = w.val, ts
+			iv.ents[i].val, iv.ents[i].ts = bytes.Clone(w.val), ts
 			iv.newest = max(iv.newest, ts)
+			iv.loose++
+			c.grow(iv, len(w.val))
 		default:
-			iv.ents = slices.Insert(iv.ents, i, rangeEntry{key: w.key, val: w.val, ts: ts})
+			iv.ents = slices.Insert(iv.ents, i, rangeEntry{key: bytes.Clone(w.key), val: bytes.Clone(w.val), ts: ts})
 			iv.newest = max(iv.newest, ts)
+			iv.loose++
+			c.grow(iv, len(w.key)+len(w.val)+rangeEntryOverhead)
 		}
 	}
 	for _, iv := range touched {
-		c.pack(iv)
+		switch {
+		case iv.unread.Add(1) > rangeMaxUnread:
+			// Written, not read: keeping it current costs commits and
+			// gives scans nothing.
+			c.dropLocked(iv)
+		case iv.loose > len(iv.ents)/8:
+			c.pack(iv)
+		}
 	}
 	c.evictLocked()
 }
@@ -359,7 +381,8 @@ func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 // pack copies the interval's keys and values into one new allocation, in
 // order: a scan then reads them as one sequential stream, where values
 // allocated one by one as commits replace them would each cost the scan a
-// miss in the CPU's caches.
+// miss in the CPU's caches. Commits pack an interval once an eighth of
+// its entries are outside the allocation.
 func (c *rangeCache) pack(iv *rangeInterval) {
 	size := 0
 	for _, e := range iv.ents {
@@ -374,9 +397,16 @@ func (c *rangeCache) pack(iv *rangeInterval) {
 		arena = append(arena, e.val...)
 		e.key, e.val = arena[k:v:v], arena[v:len(arena):len(arena)]
 	}
+	iv.loose = 0
 	old := iv.bytes
 	iv.bytes = int64(size+len(iv.ents)*rangeEntryOverhead+len(iv.start)+len(iv.end)) + rangeEntryOverhead
 	c.bytes += iv.bytes - old
+}
+
+// grow counts n more bytes in the interval until its next pack.
+func (c *rangeCache) grow(iv *rangeInterval, n int) {
+	iv.bytes += int64(n)
+	c.bytes += int64(n)
 }
 
 // clear empties the cache and voids the fills in progress, after versions

@@ -244,3 +244,34 @@ func TestRangeCacheRace(t *testing.T) {
 		})
 	}
 }
+
+// TestRangeCacheDropsUnread: an interval that commits keep writing while
+// no scan reads it is dropped; one that scans read in between stays.
+func TestRangeCacheDropsUnread(t *testing.T) {
+	for _, read := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read=%v", read), func(t *testing.T) {
+			s := openTest(t, nil)
+			commitWrites(t, s, "a", "1", "b", "2", "c", "3")
+			txn := s.Begin()
+			collect(t, txn.NewIter([]byte("a"), []byte("z"), false))
+			txn.Rollback()
+			for n := range rangeMaxUnread + 1 {
+				commitWrites(t, s, "b", fmt.Sprint(n))
+				if read {
+					txn := s.Begin()
+					if _, hit := cachedScan(t, txn, "a", "c"); !hit {
+						t.Fatalf("after %d commits: a read interval was dropped", n+1)
+					}
+					txn.Rollback()
+				}
+			}
+			txn = s.Begin()
+			defer txn.Rollback()
+			got, hit := cachedScan(t, txn, "a", "z")
+			if hit == !read {
+				t.Fatalf("cache hit %v after %d commits with reads %v", hit, rangeMaxUnread+1, read)
+			}
+			wantScan(t, got, "a", "1", "b", fmt.Sprint(rangeMaxUnread), "c", "3")
+		})
+	}
+}

@@ -60,7 +60,7 @@ type Options struct {
 	RowCacheSize int64
 	// RangeCacheSize bounds the range cache (rangecache.go), which keeps
 	// the newest versions of the keys in ranges that short scans read
-	// recently; default 32 MiB when zero, none when negative.
+	// recently; default 16 MiB when zero, none when negative.
 	RangeCacheSize int64
 
 	// fs is the file system under the store; tests inject failures with
@@ -77,7 +77,7 @@ const (
 	defaultCacheSize  = 128 << 20
 	defaultMemTable   = 32 << 20
 	defaultRowCache   = 64 << 20
-	defaultRangeCache = 32 << 20
+	defaultRangeCache = 16 << 20
 
 	// hwmLead is how far ahead of the timestamps handed out the persisted
 	// high-water mark is pushed. After a crash the oracle restarts above the

@@ -111,6 +111,6 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.GCLifetime, "gc-lifetime", 0, "keep superseded row versions at least this long (default: only while an open transaction or a schema change can read them)")
 	f.DurationVar(&cfg.GCInterval, "gc-interval", time.Minute, "how often the background pass over every row version runs (superseded versions of rows in the row cache go sooner, as readers release them; negative: neither runs)")
 	f.Int64Var(&rowCacheMiB, "row-cache-size", 64, "MiB for the row cache, which keeps recently read and written rows for point reads (0 turns it off)")
-	f.Int64Var(&rangeCacheMiB, "range-cache-size", 32, "MiB for the range cache, which keeps the rows of key ranges short scans read recently (0 turns it off)")
+	f.Int64Var(&rangeCacheMiB, "range-cache-size", 16, "MiB for the range cache, which keeps the rows of key ranges short scans read recently (0 turns it off)")
 	return cmd
 }
