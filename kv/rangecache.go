@@ -409,6 +409,17 @@ func (c *rangeCache) grow(iv *rangeInterval, n int) {
 	c.bytes += int64(n)
 }
 
+// size returns the bytes the cache counts against its budget (0 for no
+// cache).
+func (c *rangeCache) size() int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.bytes
+}
+
 // clear empties the cache and voids the fills in progress, after versions
 // appeared (or before they appear) without a commit.
 func (c *rangeCache) clear() {

@@ -732,5 +732,9 @@ func (s *Store) Collectors() []prometheus.Collector {
 		}
 		return 0
 	})
-	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, m.locks, m.lockWaits, m.deadlocks, m.purged, m.rangeScans, diskFull}
+	rangeBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "kv_range_cache_bytes",
+		Help: "Bytes the range cache holds, as counted against --range-cache-size.",
+	}, func() float64 { return float64(s.ranges.size()) })
+	return []prometheus.Collector{m.commits, m.aborts, m.conflicts, m.commitDur, m.locks, m.lockWaits, m.deadlocks, m.purged, m.rangeScans, rangeBytes, diskFull}
 }
