@@ -11,7 +11,8 @@ import (
 
 // The range cache holds, for intervals of the user key space that forward
 // scans have read, the newest committed version of every live key in them,
-// as a sorted slice. A short scan that an interval covers reads that slice
+// as a sorted slice (whose entries commits replace, never change, so scans
+// read them in place). A short scan that an interval covers reads that slice
 // instead of merging Pebble's memtables and levels, where every update
 // since the last flush leaves a version and a purge deletion for the scan
 // to step over, one cache miss each (docs/benchmarks.md, the purge).
@@ -40,9 +41,12 @@ import (
 //   - versions that bypass commits (Ingester, ClearRange) empty the cache
 //     and void the fills in progress.
 //
-// Past its budget, whole intervals are dropped in CLOCK order: the hand
-// passes an interval once for each scan that used it since (up to three),
-// so a hot interval outlives many that were read once.
+// Dropping an interval is always safe: its keys go back to Pebble. Past
+// its budget, whole intervals are dropped in CLOCK order: the hand passes
+// an interval once for each scan that used it since (up to three), so a
+// hot interval outlives many that were read once. An interval commits
+// keep writing while no scan reads it is dropped too, and a full cache
+// takes in a range only when it is read again (startFill).
 
 // rangeFillMaxRows bounds what one scan records: longer scans (table scans,
 // backfills) would only push the short ones' hot intervals out.
@@ -347,23 +351,7 @@ func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 			touched = append(touched, iv)
 			iv.ents = slices.Clone(iv.ents)
 		}
-		i, found := slices.BinarySearchFunc(iv.ents, w.key, cmpEntryKey)
-		switch {
-		case w.del && found:
-			iv.ents = slices.Delete(iv.ents, i, i+1)
-			iv.validFrom = max(iv.validFrom, ts)
-		case w.del:
-		case found:
-			iv.ents[i].val, iv.ents[i].ts = bytes.Clone(w.val), ts
-			iv.newest = max(iv.newest, ts)
-			iv.loose++
-			c.grow(iv, len(w.val))
-		default:
-			iv.ents = slices.Insert(iv.ents, i, rangeEntry{key: bytes.Clone(w.key), val: bytes.Clone(w.val), ts: ts})
-			iv.newest = max(iv.newest, ts)
-			iv.loose++
-			c.grow(iv, len(w.key)+len(w.val)+rangeEntryOverhead)
-		}
+		c.applyLocked(iv, w, ts)
 	}
 	for _, iv := range touched {
 		switch {
@@ -376,6 +364,28 @@ func (c *rangeCache) committed(writes []bufWrite, ts uint64) {
 		}
 	}
 	c.evictLocked()
+}
+
+// applyLocked puts one write of a commit at ts into the interval holding
+// its key, whose entries the commit already owns (a fresh copy).
+func (c *rangeCache) applyLocked(iv *rangeInterval, w *bufWrite, ts uint64) {
+	i, found := slices.BinarySearchFunc(iv.ents, w.key, cmpEntryKey)
+	switch {
+	case w.del && found:
+		iv.ents = slices.Delete(iv.ents, i, i+1)
+		iv.validFrom = max(iv.validFrom, ts)
+	case w.del:
+	case found:
+		iv.ents[i].val, iv.ents[i].ts = bytes.Clone(w.val), ts
+		iv.newest = max(iv.newest, ts)
+		iv.loose++
+		c.grow(iv, len(w.val))
+	default:
+		iv.ents = slices.Insert(iv.ents, i, rangeEntry{key: bytes.Clone(w.key), val: bytes.Clone(w.val), ts: ts})
+		iv.newest = max(iv.newest, ts)
+		iv.loose++
+		c.grow(iv, len(w.key)+len(w.val)+rangeEntryOverhead)
+	}
 }
 
 // pack copies the interval's keys and values into one new allocation, in
