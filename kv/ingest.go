@@ -218,11 +218,7 @@ func (s *Store) IngestAll(ctx context.Context, ins ...*Ingester) error {
 	}
 	s.clearRanges()
 	stats, err := s.db.IngestWithStats(ctx, paths)
-	s.bypasses.Add(1)
-	if s.rows != nil {
-		s.rows.clear()
-	}
-	s.clearRanges()
+	s.bypassed()
 	if err == nil {
 		s.log.Info("kv: ingested", "files", len(paths), "bytes", stats.Bytes, "l0_bytes", stats.ApproxIngestedIntoL0Bytes)
 	}
@@ -263,17 +259,23 @@ func (s *Store) ClearRange(lo, hi []byte) error {
 	// sorts below escape(hi) (see the layout in keys.go).
 	s.clearRanges()
 	err := s.db.DeleteRange(appendEscaped(nil, lo), appendEscaped(nil, hi), s.writeOpts)
+	s.bypassed()
+	return err
+}
+
+// bypassed follows versions that appeared without a commit: iterators
+// opened before are stale, and the caches forget what they held.
+func (s *Store) bypassed() {
 	s.bypasses.Add(1)
 	if s.rows != nil {
 		s.rows.clear()
 	}
 	s.clearRanges()
-	return err
 }
 
 // clearRanges empties the range cache around versions that appear without
-// a commit: before, so no scan answers from it while they land, and after,
-// so no fill that read before they landed is kept.
+// a commit: before, so no scan answers from it while they land, and after
+// (bypassed), so no fill that read before they landed is kept.
 func (s *Store) clearRanges() {
 	if s.ranges != nil {
 		s.ranges.clear()

@@ -51,7 +51,6 @@ type mvccIter struct {
 	cached bool
 	segs   [][]rangeEntry
 	cpos   int
-	segBuf [2][]rangeEntry
 }
 
 // newSnapIter returns the newest versions at or below ts in [lower, upper):
@@ -61,14 +60,13 @@ func (s *Store) newSnapIter(lower, upper []byte, ts uint64, reverse bool) (*mvcc
 	if s.ranges == nil || reverse || upper == nil {
 		return newMVCCIter(s.db, lower, upper, ts, reverse, nil)
 	}
-	m := &mvccIter{ts: ts}
-	if segs, ok := s.ranges.read(lower, upper, ts, m.segBuf[:0]); ok {
-		s.metrics.rangeScans.WithLabelValues("hit").Inc()
-		m.cached, m.segs = true, segs
+	if segs, ok := s.ranges.read(lower, upper, ts, nil); ok {
+		s.metrics.rangeHits.Inc()
+		m := &mvccIter{ts: ts, cached: true, segs: segs}
 		m.settleCached()
 		return m, nil
 	}
-	s.metrics.rangeScans.WithLabelValues("miss").Inc()
+	s.metrics.rangeMisses.Inc()
 	f := s.ranges.startFill(lower, upper, ts)
 	m, err := newMVCCIter(s.db, lower, upper, ts, false, f)
 	if err != nil && f != nil {

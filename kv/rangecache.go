@@ -319,11 +319,7 @@ func (c *rangeCache) evictLocked() {
 }
 
 func (c *rangeCache) dropLocked(iv *rangeInterval) {
-	last := len(c.ring) - 1
-	c.ring[iv.ring] = c.ring[last]
-	c.ring[iv.ring].ring = iv.ring
-	c.ring[last] = nil
-	c.ring = c.ring[:last]
+	c.ring = swapRemove(c.ring, iv.ring, func(moved *rangeInterval, i int) { moved.ring = i })
 	c.tree.Delete(iv.start)
 	c.bytes -= iv.bytes
 }

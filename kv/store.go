@@ -674,12 +674,14 @@ type metrics struct {
 	deadlocks prometheus.Counter
 	purged    prometheus.Counter
 	// rangeScans counts bounded forward scans, by whether the range cache
-	// answered them ("hit") or Pebble did ("miss").
-	rangeScans *prometheus.CounterVec
+	// answered them ("hit") or Pebble did ("miss"); scans count on the
+	// two children, resolved once.
+	rangeScans             *prometheus.CounterVec
+	rangeHits, rangeMisses prometheus.Counter
 }
 
 func newMetrics() metrics {
-	return metrics{
+	m := metrics{
 		commits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kv_txn_commits_total",
 			Help: "Transactions committed successfully, including read-only ones.",
@@ -718,6 +720,9 @@ func newMetrics() metrics {
 			Help: "Bounded forward scans, by whether the range cache answered them (hit) or Pebble did (miss).",
 		}, []string{"result"}),
 	}
+	m.rangeHits = m.rangeScans.WithLabelValues("hit")
+	m.rangeMisses = m.rangeScans.WithLabelValues("miss")
+	return m
 }
 
 // Collectors returns the store's Prometheus collectors.

@@ -316,11 +316,18 @@ func (t *Txn) NewIter(lower, upper []byte, reverse bool) Iterator {
 }
 
 func (t *Txn) forgetIter(it *txnIter) {
-	last := len(t.iters) - 1
-	t.iters[it.idx] = t.iters[last]
-	t.iters[it.idx].idx = it.idx
-	t.iters[last] = nil
-	t.iters = t.iters[:last]
+	t.iters = swapRemove(t.iters, it.idx, func(moved *txnIter, i int) { moved.idx = i })
+}
+
+// swapRemove removes s[i] in O(1) by moving the last element into its
+// place, and tells that element its new index.
+func swapRemove[T any](s []T, i int, moved func(T, int)) []T {
+	last := len(s) - 1
+	s[i] = s[last]
+	moved(s[i], i)
+	var zero T
+	s[last] = zero
+	return s[:last]
 }
 
 // Rollback discards the transaction. It is idempotent.
