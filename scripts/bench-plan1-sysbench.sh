@@ -14,7 +14,8 @@
 # the server's peak RSS (VmHWM) after the round.
 # REORGDB_BIN runs that binary instead of building one. REORGDB_SQL, if
 # set, runs on ReorgDB before each ALTER (for example
-# "SET GLOBAL reorgdb_ddl_cpu_share = 25").
+# "SET GLOBAL reorgdb_ddl_cpu_share = 25"). REORGDB_FLAGS adds flags to
+# `reorgdb serve` (for example "--cache-size 2048").
 #   scripts/bench-plan1-sysbench.sh [rows] [rounds] [targets]
 # targets: reorgdb,mariadb (default both). Needs sysbench and, for MariaDB,
 # mariadb-server.
@@ -100,7 +101,8 @@ measure() {
 echo "| target | round | idle build (s) | build under load (s) | x idle | baseline TPS | TPS during the build | kept | kept (baseline before only) | p95 ms before | p95 ms during | peak RSS |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 if [[ $TARGETS == *reorgdb* ]]; then
-  "$WORK/reorgdb" serve --data-dir "$WORK/r" --port 4503 --status-port 10583 2>"$WORK/r.log" &
+  # shellcheck disable=SC2086 # REORGDB_FLAGS is a list of flags
+  "$WORK/reorgdb" serve ${REORGDB_FLAGS:-} --data-dir "$WORK/r" --port 4503 --status-port 10583 2>"$WORK/r.log" &
   measure reorgdb 4503 $! ""
 fi
 if [[ $TARGETS == *mariadb* ]]; then
