@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -134,9 +135,15 @@ func (e *runnerEnv) open() {
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// close also deletes the store's directory: every store keeps a disk-full
+// reserve of several memtables, and a test that runs many trials would
+// otherwise hold all of them until it ends.
 func (e *runnerEnv) close() {
 	e.m.Close()
 	e.store.Close()
+	if err := os.RemoveAll(e.dir); err != nil {
+		e.t.Error(err)
+	}
 }
 
 // runDropTrial builds an index, then drops it, or with column its column
