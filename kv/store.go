@@ -216,13 +216,16 @@ func Open(opts Options) (*Store, error) {
 		Cache:              cache,
 		Comparer:           comparer,
 		FormatMajorVersion: pebble.FormatNewest,
-		// L0 and memtable settings follow Pebble's own tuned configuration
-		// (cmd/pebble): compact L0 early but only stall writes at extreme
-		// read amplification, and use large memtables to absorb bursts.
-		// Smaller memtables wait for as many bytes in L0 (two default
-		// memtables' worth) before compacting, or each small flush would
-		// rewrite the overlapping part of the base level.
-		L0CompactionThreshold:       int(max(2, 2*defaultMemTable/opts.MemTableSize)),
+		// As in Pebble's own tuned configuration (cmd/pebble), writes stall
+		// only at extreme read amplification, and large memtables absorb
+		// bursts.
+		// L0 waits for four default memtables' worth of flushes (smaller
+		// memtables for as many bytes) before it is compacted: random
+		// writes, such as a secondary index's, make every flush overlap
+		// the whole base level, and each compaction rewrites that level,
+		// so compacting fewer, larger batches of L0 rewrites it less often
+		// (docs/benchmarks.md, "Compactions under writes").
+		L0CompactionThreshold:       int(max(4, 4*defaultMemTable/opts.MemTableSize)),
 		L0StopWritesThreshold:       1000,
 		LBaseMaxBytes:               64 << 20,
 		MemTableSize:                uint64(opts.MemTableSize),
