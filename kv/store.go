@@ -218,8 +218,7 @@ func Open(opts Options) (*Store, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		// As in Pebble's own tuned configuration (cmd/pebble), writes stall
 		// only at extreme read amplification, and large memtables absorb
-		// bursts.
-		// L0 waits for four default memtables' worth of flushes (smaller
+		// bursts. L0 waits for four default memtables' worth of flushes (smaller
 		// memtables for as many bytes) before it is compacted: random
 		// writes, such as a secondary index's, make every flush overlap
 		// the whole base level, and each compaction rewrites that level,
