@@ -300,6 +300,16 @@ type Raw struct {
 	V    any
 }
 
+// Borrowed is Canonical without the copy: bytes alias the decoded row, so
+// the value is valid only while the row is, for a caller that uses it and
+// keeps nothing of it.
+func (r Raw) Borrowed() any {
+	if r.Kind == RawBytes && len(r.B) > 0 {
+		return r.B
+	}
+	return r.Canonical()
+}
+
 // Canonical is the value Decode gives for the same column: bytes are
 // copied.
 func (r Raw) Canonical() any {

@@ -118,17 +118,38 @@ func checkDecodeRaw(t *testing.T, dec *RowDecoder, row []byte, want []any) {
 		t.Fatalf("DecodeRaw: %v", err)
 	}
 	for i, w := range want {
-		got := raw[i].Canonical()
-		if f, ok := w.(float64); ok { // NaN is not DeepEqual to itself
-			g, ok := got.(float64)
-			if !ok || math.Float64bits(f) != math.Float64bits(g) {
+		for _, got := range []any{raw[i].Canonical(), raw[i].Borrowed()} {
+			if f, ok := w.(float64); ok { // NaN is not DeepEqual to itself
+				g, ok := got.(float64)
+				if !ok || math.Float64bits(f) != math.Float64bits(g) {
+					t.Fatalf("column %d: Decode read %#v, DecodeRaw %#v", i, w, got)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(w, got) {
 				t.Fatalf("column %d: Decode read %#v, DecodeRaw %#v", i, w, got)
 			}
-			continue
 		}
-		if !reflect.DeepEqual(w, got) {
-			t.Fatalf("column %d: Decode read %#v, DecodeRaw %#v", i, w, got)
-		}
+	}
+}
+
+// TestRawBorrowed: Borrowed bytes alias the row, Canonical's are a copy.
+func TestRawBorrowed(t *testing.T) {
+	row, err := EncodeRow(nil, []int64{1}, []any{[]byte("abc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]Raw, 1)
+	if err := NewRowDecoder([]int64{1}).DecodeRaw(row, raw); err != nil {
+		t.Fatal(err)
+	}
+	owned, borrowed := raw[0].Canonical().([]byte), raw[0].Borrowed().([]byte)
+	clear(row)
+	if string(owned) != "abc" {
+		t.Errorf("Canonical changed with the row: %q", owned)
+	}
+	if string(borrowed) != "\x00\x00\x00" {
+		t.Errorf("Borrowed did not alias the row: %q", borrowed)
 	}
 }
 

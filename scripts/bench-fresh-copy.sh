@@ -7,8 +7,9 @@
 # stopped server's directory after `sysbench oltp_read_write prepare`).
 # STEPS (default "oltp_update_index:30 oltp_insert:20 oltp_read_only:15")
 # is the sequence of workload:seconds each server runs at 4 threads after a
-# 5 s warm-up of the first; rounds alternate the servers' order. The bytes
-# come from the block device under /tmp (its stat's sectors written).
+# 5 s warm-up of the first; rounds alternate the servers' order. The bytes,
+# write requests and cache flushes come from the block device under /tmp
+# (its stat's sectors written, write I/Os and flush I/Os).
 set -uo pipefail
 DATA=$1 ROWS=$2 ROUNDS=$3; shift 3
 STEPS=${STEPS:-"oltp_update_index:30 oltp_insert:20 oltp_read_only:15"}
@@ -21,18 +22,21 @@ SB=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=4620 --mysql-user=root
     --mysql-db=sbtest --tables=1 --table-size="$ROWS" --threads=4)
 
 measure() { # name workload seconds pid
-  local s0 s1 c0 c1 out n
-  s0=$(awk '{print $7}' "$DEV"); c0=$(awk '{print $14+$15}' "/proc/$4/stat")
+  local d0 d1 c0 c1 out n p95
+  d0=$(cat "$DEV"); c0=$(awk '{print $14+$15}' "/proc/$4/stat")
   out=$(sysbench "$2" "${SB[@]}" --time="$3" run)
-  s1=$(awk '{print $7}' "$DEV"); c1=$(awk '{print $14+$15}' "/proc/$4/stat")
+  d1=$(cat "$DEV"); c1=$(awk '{print $14+$15}' "/proc/$4/stat")
   n=$(echo "$out" | sed -n 's/.*transactions: *\([0-9]*\) .*/\1/p')
-  awk -v n="$n" -v sec=$((s1 - s0)) -v c=$((c1 - c0)) -v s="$3" -v hz="$(getconf CLK_TCK)" \
-    -v name="$1" -v wl="$2" 'BEGIN{printf "| %s | %s | %.0f | %.0f | %.2f |\n", name, wl, n/s, c*1e6/hz/n, sec*512/1024/n}'
+  p95=$(echo "$out" | sed -n 's/.*95th percentile: *\([0-9.]*\).*/\1/p')
+  awk -v n="$n" -v d0="$d0" -v d1="$d1" -v c=$((c1 - c0)) -v s="$3" -v hz="$(getconf CLK_TCK)" \
+    -v name="$1" -v wl="$2" -v p95="$p95" 'BEGIN{split(d0, a, " "); split(d1, b, " ");
+      printf "| %s | %s | %.0f | %s | %.0f | %.2f | %.2f / %.2f |\n", name, wl, n/s, p95, c*1e6/hz/n,
+        (b[7]-a[7])*512/1024/n, (b[5]-a[5])/n, (b[16]-a[16])/n}'
 }
 
 specs=("$@")
-echo "| round, server | workload | TPS | server CPU µs per transaction | KB written per transaction |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| round, server | workload | TPS | p95 ms | server CPU µs per transaction | KB written per transaction | write / flush requests per transaction |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for round in $(seq 1 "$ROUNDS"); do
   order=("${specs[@]}")
   if (( round % 2 == 0 )); then

@@ -93,7 +93,7 @@ func (x indexer) NewEncoder(dbName string, t *catalog.Table, ids []int64) (ddl.E
 	}
 	want := func(ix *indexMeta) bool { return ix.def != nil && slices.Contains(ids, ix.def.ID) }
 	dec, pos := m.indexColumnsDecoder(ids, want)
-	enc := &entryEncoder{m: m, dec: dec, pos: pos, vals: make([]any, len(pos)), row: make(gms.Row, len(m.schema))}
+	enc := &entryEncoder{m: m, dec: dec, pos: pos, raw: make([]codec.Raw, len(pos)), row: make(gms.Row, len(m.schema))}
 	for _, ix := range m.indexes {
 		if !ix.isHandleIndex() && want(ix) {
 			enc.ixs = append(enc.ixs, ix)
@@ -107,7 +107,7 @@ type entryEncoder struct {
 	m        *tableMeta
 	dec      *codec.RowDecoder
 	pos      []int
-	vals     []any
+	raw      []codec.Raw
 	row      gms.Row
 	ixs      []*indexMeta
 	ord      []int // position of ixs[i] in the job's index IDs
@@ -116,12 +116,16 @@ type entryEncoder struct {
 	key, val []byte
 }
 
+// Encode emits the entries of the row h, value. Its strings are
+// borrowed from value while the keys are built, so a scan allocates
+// nothing per row for them: emit copies the entries it keeps, and an
+// error formats the values it quotes when it is made.
 func (e *entryEncoder) Encode(h int64, value []byte, emit func(ix int, key, value []byte) error) error {
-	if err := e.dec.Decode(value, e.vals); err != nil {
+	if err := e.dec.DecodeRaw(value, e.raw); err != nil {
 		return err
 	}
 	for i, p := range e.pos {
-		e.row[p] = e.vals[i]
+		e.row[p] = e.raw[i].Borrowed()
 	}
 	for i, ix := range e.ixs {
 		var err error
