@@ -56,18 +56,35 @@ func metaKey(name string) []byte {
 	return append(bytes.Clone(metaPrefix), name...)
 }
 
-// appendEscaped appends escape(k).
+// appendEscaped appends escape(k): each 0x00 of k followed by 0xFF. An
+// index key's big-endian table, index and row IDs hold a dozen zero bytes
+// or more, in runs: dst grows once for all of them, and a run is escaped
+// in one pass instead of one search per zero.
 func appendEscaped(dst, k []byte) []byte {
-	for {
-		i := bytes.IndexByte(k, 0)
-		if i < 0 {
-			return append(dst, k...)
-		}
-		dst = append(dst, k[:i+1]...)
-		dst = append(dst, 0xFF)
-		k = k[i+1:]
+	i := bytes.IndexByte(k, 0)
+	if i < 0 {
+		return append(dst, k...)
 	}
+	j := len(dst)
+	dst = slices.Grow(dst, len(k)+1+bytes.Count(k[i+1:], zero))
+	dst = dst[:cap(dst)]
+	for i >= 0 {
+		j += copy(dst[j:], k[:i])
+		k = k[i:]
+		// Zeros come in runs (the high bytes of IDs): escape the run
+		// here rather than search for each of them.
+		for len(k) > 0 && k[0] == 0 {
+			dst[j], dst[j+1] = 0, 0xFF
+			j += 2
+			k = k[1:]
+		}
+		i = bytes.IndexByte(k, 0)
+	}
+	j += copy(dst[j:], k)
+	return dst[:j]
 }
+
+var zero = []byte{0}
 
 // appendPrefix appends the common prefix of all versions of k. It doubles as
 // the physical form of a user-key range bound: versions of keys >= k sort at
